@@ -1,0 +1,134 @@
+/**
+ * What the operating system knows about a session's processes: the terminal's foreground process group,
+ * whether it is blocked reading this terminal (the `stdin_read` readiness tier), and the process tree
+ * (for signals and teardown). A Tag so the readiness engine can be tested against scripted facts.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/**
+ * The terminal a session owns: the pid of the program on it (the shell) and the identity of its pty
+ * slave, so a wait on any fd that is *this terminal* can be recognised.
+ *
+ * @since 0.1.0
+ */
+export interface TerminalRef {
+  readonly shellPid: number
+  /** The pty slave path, e.g. `/dev/pts/3`, when known. */
+  readonly ttyPath: string | undefined
+}
+
+/**
+ * One process as the kernel reports it.
+ *
+ * @since 0.1.0
+ */
+export interface ProcessInfo {
+  readonly pid: number
+  readonly ppid: number
+  readonly pgid: number
+  readonly sid: number
+  /** The controlling terminal's device number (`tty_nr`), 0 for none. */
+  readonly ttyNr: number
+  /** Start time since boot in clock ticks: with the pid, the process's identity (pids are reused). */
+  readonly startTime: number
+  /** One-letter state (`R`, `S`, `D`, `Z`, `T`…). */
+  readonly state: string
+  readonly comm: string
+}
+
+/**
+ * A look at the terminal's foreground group at one instant.
+ *
+ * @since 0.1.0
+ */
+export interface GroupSnapshot {
+  readonly _tag: "Snapshot"
+  /** The foreground process group of the terminal. */
+  readonly pgid: number
+  /** Its live (non-zombie) member pids. */
+  readonly members: ReadonlyArray<number>
+  /** Some thread of the group is blocked in a read/select/poll/epoll that includes this terminal. */
+  readonly waitingOnTerminal: boolean
+  /** Sum of the members' read syscalls (`syscr` in `/proc/<pid>/io`); undefined when unreadable. */
+  readonly readCalls: number | undefined
+}
+
+/**
+ * The probe could not tell (unreadable `/proc`, a vanished pid, an unknown syscall): never a guess.
+ *
+ * @since 0.1.0
+ */
+export interface ProbeMiss {
+  readonly _tag: "Miss"
+  readonly reason: string
+}
+
+/**
+ * The outcome of one probe.
+ *
+ * @since 0.1.0
+ */
+export type Probe = GroupSnapshot | ProbeMiss
+
+/**
+ * @since 0.1.0
+ */
+export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessInspector")<
+  ProcessInspector,
+  {
+    /** Whether `probe` can report terminal waits here (the exact `stdin_read` tier). */
+    readonly exact: boolean
+    /** The terminal's foreground process group, if it can be resolved. */
+    readonly foregroundGroup: (terminal: TerminalRef) => Effect.Effect<Option.Option<number>>
+    /** The foreground group and whether it waits for this terminal. */
+    readonly probe: (terminal: TerminalRef) => Effect.Effect<Probe>
+    /** `rootPid` and all its descendants, each with its identity (pid + start time). */
+    readonly processTree: (rootPid: number) => Effect.Effect<ReadonlyArray<ProcessInfo>>
+  }
+>() {}
+
+/**
+ * An inspector that knows nothing: readiness falls back to prompts, silence and timeouts.
+ *
+ * @since 0.1.0
+ */
+export const layerNoop: Layer.Layer<ProcessInspector> = Layer.succeed(
+  ProcessInspector,
+  ProcessInspector.of({
+    exact: false,
+    foregroundGroup: () => Effect.succeed(Option.none()),
+    probe: () => Effect.succeed({ _tag: "Miss", reason: "no process inspector" }),
+    processTree: () => Effect.succeed([])
+  })
+)
+
+/**
+ * Scripted facts, for unit tests of the readiness engine: each `probe` call takes the next scripted
+ * result (the last one repeats).
+ *
+ * @since 0.1.0
+ */
+export const layerTest = (script: {
+  readonly foregroundGroup?: number
+  readonly probes: ReadonlyArray<Probe>
+  readonly tree?: ReadonlyArray<ProcessInfo>
+}): Layer.Layer<ProcessInspector> =>
+  Layer.sync(ProcessInspector, () => {
+    let index = 0
+    const next = (): Probe => {
+      const probe = script.probes[Math.min(index, script.probes.length - 1)] ?? { _tag: "Miss", reason: "empty script" }
+      index++
+      return probe
+    }
+    return ProcessInspector.of({
+      exact: true,
+      foregroundGroup: () => Effect.succeed(Option.fromNullable(script.foregroundGroup)),
+      probe: () => Effect.sync(next),
+      processTree: () => Effect.succeed(script.tree ?? [])
+    })
+  })

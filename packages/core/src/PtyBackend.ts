@@ -1,0 +1,99 @@
+/**
+ * The contract between the service and whatever runs programs on a pseudo-terminal (node-pty on this
+ * host; a remote runner elsewhere). A spawned process is a scoped resource: closing the scope ends its
+ * whole process tree.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Deferred from "effect/Deferred"
+import type * as Effect from "effect/Effect"
+import type * as Mailbox from "effect/Mailbox"
+import type * as Scope from "effect/Scope"
+import type { CleanupFailed, SandboxUnavailable, SpawnFailed } from "./Errors.js"
+
+/**
+ * What to run and where.
+ *
+ * @since 0.1.0
+ */
+export interface SpawnRequest {
+  readonly file: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  /** The complete environment of the child (already cleaned by the env policy). */
+  readonly env: Readonly<Record<string, string>>
+  readonly cols: number
+  readonly rows: number
+  /** A label for logs and cgroup names. */
+  readonly label: string
+}
+
+/**
+ * How the process ended.
+ *
+ * @since 0.1.0
+ */
+export interface ExitStatus {
+  readonly exitCode: number | null
+  readonly signal: string | null
+}
+
+/**
+ * How a session's process tree is held, and so how close ends it.
+ *
+ * - `cgroup`: its own cgroup v2; close is `cgroup.kill` (catches detached daemons too).
+ * - `sweep`: the identity-fenced sweep of the descendants (a daemon that detached before a scan escapes).
+ * - `pid-namespace`: a sandbox's pid namespace; killing its init ends everything inside.
+ *
+ * @since 0.1.0
+ */
+export type Containment = "cgroup" | "sweep" | "pid-namespace"
+
+/**
+ * What a teardown did.
+ *
+ * @since 0.1.0
+ */
+export interface TeardownReport {
+  readonly containment: Containment
+  /** Processes signalled (besides the root). */
+  readonly signalled: number
+  /** Pids still alive after the last step; empty on success. */
+  readonly survivors: ReadonlyArray<number>
+}
+
+/**
+ * A running program on a pty.
+ *
+ * @since 0.1.0
+ */
+export interface PtyProcess {
+  readonly pid: number
+  /** The pty slave path (e.g. `/dev/pts/4`), when the backend knows it. */
+  readonly ttyPath: string | undefined
+  readonly containment: Containment
+  /** Raw output bytes in order; ends (done) once the process exited and its output is drained. */
+  readonly output: Mailbox.ReadonlyMailbox<Uint8Array>
+  /** Completes when the process exits (output may still be draining). */
+  readonly exited: Deferred.Deferred<ExitStatus>
+  readonly write: (data: string | Uint8Array) => Effect.Effect<void>
+  readonly resize: (cols: number, rows: number) => Effect.Effect<void>
+  /** Stop reading from the pty (flow control); the program blocks when the kernel buffer fills. */
+  readonly pause: Effect.Effect<void>
+  readonly resume: Effect.Effect<void>
+  /** End the whole process tree, children first; idempotent, and retryable after a failure. */
+  readonly terminate: Effect.Effect<TeardownReport, CleanupFailed>
+}
+
+/**
+ * @since 0.1.0
+ */
+export class PtyBackend extends Context.Tag("@agent-terminal/core/PtyBackend")<
+  PtyBackend,
+  {
+    readonly spawn: (
+      request: SpawnRequest
+    ) => Effect.Effect<PtyProcess, SpawnFailed | SandboxUnavailable, Scope.Scope>
+  }
+>() {}

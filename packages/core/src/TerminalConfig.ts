@@ -1,0 +1,142 @@
+/**
+ * The service's settings: a Schema with the defaults of the design (DESIGN.md §13) and the cross-field
+ * checks, so an invalid combination fails once, at startup, with the field named.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { InvalidConfig } from "./Errors.js"
+
+const positive = (name: string, fallback: number) =>
+  Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: name })), {
+    default: () => fallback
+  })
+
+/**
+ * The encoded (input) form: every field optional, defaults filled in on decode.
+ *
+ * @since 0.1.0
+ */
+export const TerminalConfigSchema = Schema.Struct({
+  pollIntervalMs: positive("pollIntervalMs", 50),
+  exactProbeAfterMs: positive("exactProbeAfterMs", 150),
+  idleSilenceMs: positive("idleSilenceMs", 3000),
+  handoffGraceMs: positive("handoffGraceMs", 500),
+  timeoutMs: positive("timeoutMs", 30_000),
+  openTimeoutMs: positive("openTimeoutMs", 10_000),
+  disposeGraceMs: positive("disposeGraceMs", 3000),
+  scrollbackLines: positive("scrollbackLines", 10_000),
+  scrollbackMaxBytes: positive("scrollbackMaxBytes", 4 * 1024 * 1024),
+  maxReadBytes: positive("maxReadBytes", 256 * 1024),
+  maxResultBytes: positive("maxResultBytes", 256 * 1024),
+  cols: positive("cols", 160),
+  rows: positive("rows", 40),
+  /** Let silence end a send even while the shell reports a command running. */
+  idleWhileRunning: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** The shell a `shell` session runs. */
+  shell: Schema.optionalWith(Schema.String, { default: () => "bash" }),
+  /** Working directory of new sessions when none is given. */
+  defaultCwd: Schema.optional(Schema.String)
+})
+
+/**
+ * Validated settings.
+ *
+ * @since 0.1.0
+ */
+export type TerminalConfig = typeof TerminalConfigSchema.Type
+
+/**
+ * The input form of the settings.
+ *
+ * @since 0.1.0
+ */
+export type TerminalConfigInput = typeof TerminalConfigSchema.Encoded
+
+const positiveFields = [
+  "pollIntervalMs",
+  "exactProbeAfterMs",
+  "idleSilenceMs",
+  "handoffGraceMs",
+  "timeoutMs",
+  "openTimeoutMs",
+  "disposeGraceMs",
+  "scrollbackLines",
+  "scrollbackMaxBytes",
+  "maxReadBytes",
+  "maxResultBytes",
+  "cols",
+  "rows"
+] as const
+
+const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
+  for (const field of positiveFields) {
+    if (!(config[field] > 0)) {
+      return new InvalidConfig({ field, reason: `must be a positive integer, got ${config[field]}` })
+    }
+  }
+  if (config.handoffGraceMs < config.pollIntervalMs) {
+    return new InvalidConfig({
+      field: "handoffGraceMs",
+      reason: `must be at least pollIntervalMs (${config.pollIntervalMs}), got ${config.handoffGraceMs}`
+    })
+  }
+  if (config.maxReadBytes > config.scrollbackMaxBytes) {
+    return new InvalidConfig({
+      field: "maxReadBytes",
+      reason: `must not exceed scrollbackMaxBytes (${config.scrollbackMaxBytes}), got ${config.maxReadBytes}`
+    })
+  }
+  if (config.maxResultBytes < 64) {
+    return new InvalidConfig({ field: "maxResultBytes", reason: `must be at least 64, got ${config.maxResultBytes}` })
+  }
+  if (config.cols < 20 || config.rows < 5) {
+    return new InvalidConfig({
+      field: config.cols < 20 ? "cols" : "rows",
+      reason: "a terminal needs at least 20 columns and 5 rows"
+    })
+  }
+  return undefined
+}
+
+/**
+ * Decode and check settings; an invalid value fails with `InvalidConfig` naming the field.
+ *
+ * @since 0.1.0
+ */
+export const make = (input: TerminalConfigInput = {}): Effect.Effect<TerminalConfig, InvalidConfig> =>
+  Schema.decodeUnknown(TerminalConfigSchema)(input).pipe(
+    Effect.mapError((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      return new InvalidConfig({
+        field: issue?.path.join(".") || "config",
+        reason: issue?.message ?? "does not match the schema"
+      })
+    }),
+    Effect.flatMap((config) => {
+      const invalid = crossCheck(config)
+      return invalid === undefined ? Effect.succeed(config) : Effect.fail(invalid)
+    })
+  )
+
+/**
+ * The settings a `PtyService` runs with.
+ *
+ * @since 0.1.0
+ */
+export class TerminalSettings extends Context.Tag("@agent-terminal/core/TerminalSettings")<
+  TerminalSettings,
+  TerminalConfig
+>() {}
+
+/**
+ * Provide validated settings; fails the layer with `InvalidConfig` when they are not.
+ *
+ * @since 0.1.0
+ */
+export const layer = (input: TerminalConfigInput = {}): Layer.Layer<TerminalSettings, InvalidConfig> =>
+  Layer.effect(TerminalSettings, make(input))

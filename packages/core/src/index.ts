@@ -1,0 +1,20 @@
+/**
+ * @since 0.1.0
+ */
+export * as Errors from "./Errors.js"
+/**
+ * @since 0.1.0
+ */
+export * as Ids from "./Ids.js"
+/**
+ * @since 0.1.0
+ */
+export * as ProcessInspector from "./ProcessInspector.js"
+/**
+ * @since 0.1.0
+ */
+export * as PtyBackend from "./PtyBackend.js"
+/**
+ * @since 0.1.0
+ */
+export * as TerminalConfig from "./TerminalConfig.js"
