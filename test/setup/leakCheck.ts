@@ -35,13 +35,32 @@ const stateOf = (pid: number): string => {
   }
 }
 
+const parentOf = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return 0
+  }
+}
+
+/** The vitest pool's own workers (children of this process running node) are not the tests' processes. */
+const isPoolWorker = (pid: number): boolean => {
+  if (parentOf(pid) !== process.pid) return false
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`) === fs.readlinkSync("/proc/self/exe")
+  } catch {
+    return false
+  }
+}
+
 const marked = (token: string): Array<number> => {
   const mine = ancestorsOf(process.pid)
   const needle = `${MARK}=${token}`
   return fs.readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
-    .filter((pid) => !mine.has(pid) && stateOf(pid) !== "Z" && stateOf(pid) !== "X")
+    .filter((pid) => !mine.has(pid) && !isPoolWorker(pid) && stateOf(pid) !== "Z" && stateOf(pid) !== "X")
     .filter((pid) => environOf(pid).split("\0").includes(needle))
 }
 

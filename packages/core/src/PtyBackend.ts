@@ -10,7 +10,7 @@ import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
-import type { CleanupFailed, SandboxUnavailable, SpawnFailed } from "./Errors.js"
+import type { CleanupFailed, InvalidInput, SandboxUnavailable, SpawnFailed } from "./Errors.js"
 
 /**
  * What to run and where.
@@ -82,6 +82,11 @@ export interface PtyProcess {
   /** Stop reading from the pty (flow control); the program blocks when the kernel buffer fills. */
   readonly pause: Effect.Effect<void>
   readonly resume: Effect.Effect<void>
+  /**
+   * Send a signal to a process group of this session's terminal. The backend refuses groups that are not
+   * the session's (its own process group, pid 1); `false` when the group no longer exists.
+   */
+  readonly signalGroup: (pgid: number, signal: NodeJS.Signals) => Effect.Effect<boolean>
   /** End the whole process tree, children first; idempotent, and retryable after a failure. */
   readonly terminate: Effect.Effect<TeardownReport, CleanupFailed>
 }
@@ -94,6 +99,6 @@ export class PtyBackend extends Context.Tag("@agent-terminal/core/PtyBackend")<
   {
     readonly spawn: (
       request: SpawnRequest
-    ) => Effect.Effect<PtyProcess, SpawnFailed | SandboxUnavailable, Scope.Scope>
+    ) => Effect.Effect<PtyProcess, SpawnFailed | SandboxUnavailable | InvalidInput, Scope.Scope>
   }
 >() {}

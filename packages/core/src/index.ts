@@ -1,6 +1,10 @@
 /**
  * @since 0.1.0
  */
+export * as EnvPolicy from "./EnvPolicy.js"
+/**
+ * @since 0.1.0
+ */
 export * as Errors from "./Errors.js"
 /**
  * @since 0.1.0
@@ -14,6 +18,22 @@ export * as ProcessInspector from "./ProcessInspector.js"
  * @since 0.1.0
  */
 export * as PtyBackend from "./PtyBackend.js"
+/**
+ * @since 0.1.0
+ */
+export * as PtyService from "./PtyService.js"
+/**
+ * @since 0.1.0
+ */
+export * as Session from "./Session.js"
+/**
+ * @since 0.1.0
+ */
+export * as ShellDialect from "./ShellDialect.js"
+/**
+ * @since 0.1.0
+ */
+export * as StdinEvidence from "./StdinEvidence.js"
 /**
  * @since 0.1.0
  */

@@ -1,0 +1,118 @@
+/**
+ * The terminal service: a registry of sessions, each a scoped resource with its own scope, owned by one
+ * owner and checked on every operation; one send at a time per session; every send returns when the
+ * readiness race says the program is ready for more input (or must stop waiting).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { HostEnvironment } from "./EnvPolicy.js"
+import type {
+  CleanupFailed,
+  DuplicateName,
+  ForeignSession,
+  InvalidConfig,
+  InvalidInput,
+  SandboxUnavailable,
+  SendActive,
+  SessionExited,
+  SessionNotFound,
+  SignalRefused,
+  SpawnFailed
+} from "./Errors.js"
+import type { OwnerId, SessionId } from "./Ids.js"
+import * as service from "./internal/service.js"
+import type { ProcessInspector } from "./ProcessInspector.js"
+import type { PtyBackend } from "./PtyBackend.js"
+import type {
+  CloseResult,
+  OpenRequest,
+  OpenResult,
+  ReadRequest,
+  ReadResult,
+  SendRequest,
+  SendResult,
+  SessionInfo,
+  SignalName,
+  SignalResult
+} from "./Session.js"
+import type { ShellDialect } from "./ShellDialect.js"
+import * as TerminalConfig from "./TerminalConfig.js"
+
+/**
+ * Errors of operations on an existing session.
+ *
+ * @since 0.1.0
+ */
+export type LookupError = SessionNotFound | ForeignSession
+
+/**
+ * @since 0.1.0
+ */
+export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
+  PtyService,
+  {
+    /** Start a session; settles when the shell shows its prompt (or the command is ready). */
+    readonly open: (
+      owner: OwnerId,
+      request: OpenRequest
+    ) => Effect.Effect<OpenResult, SpawnFailed | SandboxUnavailable | InvalidInput | DuplicateName>
+    /** Write input and wait until the program is ready for more (or the send must stop waiting). */
+    readonly send: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      request: SendRequest
+    ) => Effect.Effect<SendResult, LookupError | SendActive | SessionExited | InvalidInput>
+    /** A page of the session's transcript. */
+    readonly read: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      request: ReadRequest
+    ) => Effect.Effect<ReadResult, LookupError | InvalidInput>
+    /** Send a signal to the terminal's foreground process group, resolved now. */
+    readonly signal: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      signal: SignalName
+    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited>
+    /** End the session and its whole process tree. */
+    readonly close: (
+      owner: OwnerId,
+      sessionId: SessionId
+    ) => Effect.Effect<CloseResult, LookupError | CleanupFailed>
+    /** The owner's sessions. */
+    readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<SessionInfo>>
+    /** Close every session of an owner (its connection ended). */
+    readonly closeOwner: (owner: OwnerId) => Effect.Effect<void>
+  }
+>() {}
+
+/**
+ * Build the service in a scope; closing the scope closes every session.
+ *
+ * @since 0.1.0
+ */
+export const make = service.make
+
+/**
+ * The service, over whatever backend, inspector, dialect and environment are provided.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<
+  PtyService,
+  never,
+  PtyBackend | ProcessInspector | ShellDialect | HostEnvironment | TerminalConfig.TerminalSettings
+> = Layer.scoped(PtyService, service.make)
+
+/**
+ * The service with its settings validated from `config` (fails with `InvalidConfig`).
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (
+  config: TerminalConfig.TerminalConfigInput
+): Layer.Layer<PtyService, InvalidConfig, PtyBackend | ProcessInspector | ShellDialect | HostEnvironment> =>
+  layer.pipe(Layer.provide(TerminalConfig.layer(config)))

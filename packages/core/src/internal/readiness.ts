@@ -1,0 +1,186 @@
+import type { Emulator } from "@agent-terminal/terminal"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Probe } from "../ProcessInspector.js"
+import { ProcessInspector } from "../ProcessInspector.js"
+import type { WaitReason } from "../Session.js"
+import * as StdinEvidence from "../StdinEvidence.js"
+import type { TerminalConfig } from "../TerminalConfig.js"
+import type { SessionRuntime } from "./session.js"
+import { commandStart, continuationAfter, promptAfter } from "./shellState.js"
+
+/** How a send ended: the reason, where its output ends, and what the prompt reported. */
+export interface Settled {
+  readonly reason: WaitReason
+  readonly end: Emulator.Position
+  readonly exitCode?: number | undefined
+  readonly continuation?: boolean
+}
+
+/** The facts of one send the tiers look at. */
+export interface Watch {
+  readonly session: SessionRuntime
+  readonly config: TerminalConfig
+  readonly promptText: string
+  /** Marker sequence number at the write: only later markers count. */
+  readonly baseline: number
+  /** A command was running at the write, so the first prompt after it is that command's, not ours. */
+  readonly runningAtStart: boolean
+  readonly writtenAt: number
+  readonly timeoutMs: number
+  /** An explicit silence bound for this send (applies even while a command runs). */
+  readonly idleMs: number | undefined
+  /** The probe taken just before the write (the `stdin_read` tier needs evidence beyond it). */
+  readonly before: Probe | undefined
+  readonly capture: Emulator.Capture
+}
+
+const terminalOf = (session: SessionRuntime) => ({
+  shellPid: session.process.pid,
+  ttyPath: session.process.ttyPath
+})
+
+/** Wait for the next change of the session's output, or `ms`, whichever comes first. */
+const changeOrSleep = (changed: Deferred.Deferred<void>, ms: number) =>
+  ms <= 0 ? Effect.void : Effect.raceFirst(Deferred.await(changed), Effect.sleep(Duration.millis(ms)))
+
+/**
+ * `prompt`: the newest markers since the write are our prompt (start then end), nothing was printed
+ * after it, it is exactly the controlled prompt text, and the shell holds the terminal's foreground.
+ * Also settles on a continuation prompt (an unfinished command line), which is reported as such.
+ */
+const promptTier = (watch: Watch) =>
+  Effect.gen(function*() {
+    const inspector = yield* ProcessInspector
+    const { session } = watch
+    let rebased = false
+    while (true) {
+      const changed = session.activity.changed
+      const markers = session.shell.since(watch.baseline)
+      if (!rebased) {
+        const start = commandStart(markers)
+        if (start !== undefined) {
+          watch.capture.rebase(start.at)
+          rebased = true
+        }
+      }
+      const cursor = session.emulator.cursor()
+      const prompt = promptAfter(markers, watch.runningAtStart)
+      if (
+        prompt !== undefined && samePosition(cursor, prompt.end.at) &&
+        session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
+      ) {
+        const foreground = yield* inspector.foregroundGroup(terminalOf(session))
+        if (Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid) {
+          return { reason: "prompt", end: prompt.start.at, exitCode: prompt.exitCode } satisfies Settled
+        }
+        yield* changeOrSleep(changed, watch.config.pollIntervalMs)
+        continue
+      }
+      const continuation = continuationAfter(markers)
+      if (continuation !== undefined && cursor.row === continuation.at.row && cursor.col > continuation.at.col) {
+        return { reason: "prompt", end: continuation.at, continuation: true } satisfies Settled
+      }
+      yield* Deferred.await(changed)
+    }
+  })
+
+/**
+ * The shell itself reading its command line is the prompt tier's to judge (it knows the exit status and
+ * the controlled prompt); the shell reading for a builtin such as `read` while a command runs is a wait.
+ */
+const shellAtPrompt = (watch: Watch, pgid: number): boolean => {
+  if (watch.session.nonce === undefined || pgid !== watch.session.process.pid) return false
+  const markers = watch.session.shell.since(watch.baseline)
+  const last = markers[markers.length - 1]
+  return last === undefined ? !watch.runningAtStart : last.kind !== "C"
+}
+
+const samePosition = (a: Emulator.Position, b: Emulator.Position) => a.row === b.row && a.col === b.col
+
+/**
+ * `stdin_read`: the foreground group is blocked reading this terminal, with evidence that it consumed
+ * input since the write. Probes right after output (re-probing quickly while the program settles into its
+ * read) and on a timer from `exactProbeAfterMs`, every `pollIntervalMs`. Nothing polls between sends.
+ */
+const stdinTier = (watch: Watch) =>
+  Effect.gen(function*() {
+    const inspector = yield* ProcessInspector
+    if (!inspector.exact) return yield* Effect.never
+    const { config, session } = watch
+    let evidence = StdinEvidence.initial(watch.before ?? { _tag: "Miss", reason: "no probe before the write" })
+    let backoff = 1
+    let seenBytes = session.activity.bytes
+    while (true) {
+      const changed = session.activity.changed
+      const probe = yield* inspector.probe(terminalOf(session))
+      const step = StdinEvidence.step(evidence, probe)
+      evidence = step.state
+      if (step.ready && !(probe._tag === "Snapshot" && shellAtPrompt(watch, probe.pgid))) {
+        return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+      }
+      const elapsed = Date.now() - watch.writtenAt
+      const outputMoved = session.activity.bytes !== seenBytes
+      seenBytes = session.activity.bytes
+      const delay = outputMoved ? 0 : Math.min(
+        backoff,
+        Math.max(config.pollIntervalMs, config.exactProbeAfterMs - elapsed)
+      )
+      backoff = outputMoved ? 1 : Math.min(backoff * 2, config.pollIntervalMs)
+      if (delay === 0) yield* Effect.yieldNow()
+      else yield* changeOrSleep(changed, delay)
+    }
+  })
+
+/**
+ * `inferred_idle`: no output for `idleSilenceMs` (plus `handoffGraceMs` while a prompt waits for the
+ * foreground hand-back). A guess. While the shell reports a command running, silence only counts when
+ * configured, asked for by the send, or when no exact tier can tell a waiting program from a busy one.
+ */
+const idleTier = (watch: Watch) =>
+  Effect.gen(function*() {
+    const inspector = yield* ProcessInspector
+    const { config, session } = watch
+    const bound = watch.idleMs ?? config.idleSilenceMs
+    while (true) {
+      const changed = session.activity.changed
+      const markers = session.shell.since(watch.baseline)
+      const running = session.nonce !== undefined &&
+        (markers.length === 0 ? watch.runningAtStart : markers[markers.length - 1]!.kind === "C")
+      const allowed = !running || config.idleWhileRunning || watch.idleMs !== undefined || !inspector.exact
+      const pendingPrompt = promptAfter(markers, watch.runningAtStart) !== undefined
+      const wait = bound + (pendingPrompt ? config.handoffGraceMs : 0)
+      const silentFor = Date.now() - Math.max(session.activity.lastOutputAt, watch.writtenAt)
+      if (allowed && silentFor >= wait) {
+        return { reason: "inferred_idle", end: session.emulator.cursor() } satisfies Settled
+      }
+      yield* changeOrSleep(changed, allowed ? wait - silentFor : config.pollIntervalMs * 4)
+    }
+  })
+
+const timeoutTier = (watch: Watch) =>
+  Effect.sleep(Duration.millis(watch.timeoutMs)).pipe(
+    Effect.map((): Settled => ({ reason: "timeout", end: watch.session.emulator.cursor() }))
+  )
+
+const exitTier = (watch: Watch) =>
+  Deferred.await(watch.session.drained).pipe(
+    Effect.map((): Settled => ({ reason: "session_exit", end: watch.session.emulator.cursor() }))
+  )
+
+/**
+ * The readiness race: every tier runs as its own fiber; the first decisive one wins and the others are
+ * interrupted.
+ */
+export const settle = (watch: Watch): Effect.Effect<Settled, never, ProcessInspector> => {
+  const tiers: Array<Effect.Effect<Settled, never, ProcessInspector>> = [
+    exitTier(watch),
+    timeoutTier(watch),
+    idleTier(watch),
+    stdinTier(watch)
+  ]
+  if (watch.session.nonce !== undefined) tiers.unshift(promptTier(watch))
+  return Effect.raceAll(tiers)
+}

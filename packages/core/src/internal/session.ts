@@ -1,0 +1,127 @@
+import { Emulator, ShellMarkers } from "@agent-terminal/terminal"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
+import type { OwnerId, SessionId } from "../Ids.js"
+import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
+import type { SessionStatus, SessionType } from "../Session.js"
+import type { TerminalConfig } from "../TerminalConfig.js"
+import { ShellState } from "./shellState.js"
+
+/**
+ * Output activity: when the last bytes arrived, and a wake-up for whoever waits for the next change.
+ * Waiters take `changed` before they look at the state, so no change between look and wait is missed.
+ */
+export class Activity {
+  lastOutputAt = 0
+  bytes = 0
+  #changed = Deferred.unsafeMake<void>(FiberId.none)
+
+  get changed(): Deferred.Deferred<void> {
+    return this.#changed
+  }
+
+  notify(): void {
+    const done = this.#changed
+    this.#changed = Deferred.unsafeMake<void>(FiberId.none)
+    Deferred.unsafeDone(done, Effect.void)
+  }
+}
+
+/** Everything the service holds for one open session. */
+export interface SessionRuntime {
+  readonly id: SessionId
+  readonly owner: OwnerId
+  readonly name: string
+  readonly type: SessionType
+  readonly cwd: string
+  readonly nonce: string | undefined
+  readonly process: PtyProcess
+  readonly emulator: Emulator.Emulator
+  readonly scope: Scope.CloseableScope
+  readonly shell: ShellState
+  readonly activity: Activity
+  readonly sendLock: Effect.Semaphore
+  /** Completes once the program exited and all its output was read. */
+  readonly drained: Deferred.Deferred<ExitStatus>
+  exit: ExitStatus | undefined
+  closing: boolean
+  activeTask: string | undefined
+}
+
+export const statusOf = (session: SessionRuntime): SessionStatus =>
+  session.exit === undefined
+    ? { _tag: "running" }
+    : { _tag: "exited", exitCode: session.exit.exitCode, signal: session.exit.signal }
+
+/**
+ * Wire a spawned process to its emulator: the single reader feeds every chunk to the emulator (which
+ * fires markers and queues query answers), writes the answers back, and wakes the waiters. Forked into
+ * the session's scope, so closing the session stops it.
+ */
+export const startReader = (
+  session: Omit<SessionRuntime, "emulator"> & { emulator: Emulator.Emulator },
+  replies: Array<string>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { activity, emulator, process } = session
+    const loop = Effect.gen(function*() {
+      while (true) {
+        const [chunks, done] = yield* process.output.takeAll
+        for (const chunk of chunks) {
+          emulator.write(chunk)
+          activity.bytes += chunk.length
+        }
+        if (chunks.length > 0) activity.lastOutputAt = Date.now()
+        if (replies.length > 0) {
+          const answer = replies.join("")
+          replies.length = 0
+          yield* process.write(answer)
+        }
+        activity.notify()
+        if (done) return
+      }
+    })
+    yield* loop.pipe(
+      Effect.catchAllCause(() => Effect.void),
+      Effect.zipRight(Deferred.await(process.exited)),
+      Effect.tap((status) =>
+        Effect.sync(() => {
+          session.exit = status
+          activity.notify()
+        })
+      ),
+      Effect.flatMap((status) => Deferred.succeed(session.drained, status)),
+      Effect.forkScoped
+    )
+  })
+
+/** A fresh emulator for a session, with its marker decoding and query answers wired. */
+export const makeEmulator = (
+  config: TerminalConfig,
+  size: { readonly cols: number; readonly rows: number },
+  nonce: string | undefined,
+  shell: ShellState,
+  replies: Array<string>
+): Emulator.Emulator =>
+  new Emulator.Emulator({
+    cols: size.cols,
+    rows: size.rows,
+    scrollbackLines: config.scrollbackLines,
+    scrollbackMaxBytes: config.scrollbackMaxBytes
+  }, {
+    onReply: (data) => replies.push(data),
+    onMarker: (payload, at) => {
+      if (nonce === undefined) return
+      const marker = ShellMarkers.decode(payload, nonce)
+      if (marker !== undefined) shell.record(marker, at)
+    }
+  })
+
+/** A random hex nonce for the markers of one session. */
+export const makeNonce = (): string => {
+  const bytes = new Uint8Array(12)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+}
