@@ -27,6 +27,8 @@ export interface SpawnRequest {
   readonly rows: number
   /** A label for logs and cgroup names. */
   readonly label: string
+  /** How long processes that handle SIGTERM get to exit at teardown before SIGKILL. */
+  readonly disposeGraceMs: number
 }
 
 /**

@@ -1,1 +1,24 @@
-export {}
+/**
+ * @since 0.1.0
+ */
+export * as Handlers from "./Handlers.js"
+/**
+ * @since 0.1.0
+ */
+export * as McpTools from "./McpTools.js"
+/**
+ * @since 0.1.0
+ */
+export * as Owner from "./Owner.js"
+/**
+ * @since 0.1.0
+ */
+export * as Render from "./Render.js"
+/**
+ * @since 0.1.0
+ */
+export * as TerminalTools from "./TerminalTools.js"
+/**
+ * @since 0.1.0
+ */
+export * as ToolCall from "./ToolCall.js"

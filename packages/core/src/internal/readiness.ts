@@ -46,6 +46,14 @@ const terminalOf = (session: SessionRuntime) => ({
 const changeOrSleep = (changed: Deferred.Deferred<void>, ms: number) =>
   ms <= 0 ? Effect.void : Effect.raceFirst(Deferred.await(changed), Effect.sleep(Duration.millis(ms)))
 
+/** True when nothing changes for `ms`. */
+const quietFor = (changed: Deferred.Deferred<void>, ms: number) =>
+  Deferred.await(changed).pipe(
+    Effect.timeout(Duration.millis(ms)),
+    Effect.as(false),
+    Effect.catchTag("TimeoutException", () => Effect.succeed(true))
+  )
+
 /**
  * `prompt`: the newest markers since the write are our prompt (start then end), nothing was printed
  * after it, it is exactly the controlled prompt text, and the shell holds the terminal's foreground.
@@ -67,11 +75,17 @@ const promptTier = (watch: Watch) =>
         }
       }
       const cursor = session.emulator.cursor()
-      const prompt = promptAfter(markers, watch.runningAtStart)
+      const prompt = promptAfter(markers)
       if (
         prompt !== undefined && samePosition(cursor, prompt.end.at) &&
         session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
       ) {
+        if (watch.runningAtStart && !markers.some((marker) => marker.kind === "C")) {
+          // The command that ran at the write ended: this prompt is ours only if the shell does not go on
+          // to read input typed ahead (which it does at once, echoing it and starting a command).
+          const quiet = yield* quietFor(changed, watch.config.pollIntervalMs)
+          if (!quiet) continue
+        }
         const foreground = yield* inspector.foregroundGroup(terminalOf(session))
         if (Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid) {
           return { reason: "prompt", end: prompt.start.at, exitCode: prompt.exitCode } satisfies Settled
@@ -94,8 +108,7 @@ const promptTier = (watch: Watch) =>
 const shellAtPrompt = (watch: Watch, pgid: number): boolean => {
   if (watch.session.nonce === undefined || pgid !== watch.session.process.pid) return false
   const markers = watch.session.shell.since(watch.baseline)
-  const last = markers[markers.length - 1]
-  return last === undefined ? !watch.runningAtStart : last.kind !== "C"
+  return markers[markers.length - 1]?.kind !== "C"
 }
 
 const samePosition = (a: Emulator.Position, b: Emulator.Position) => a.row === b.row && a.col === b.col
@@ -118,8 +131,17 @@ const stdinTier = (watch: Watch) =>
       const probe = yield* inspector.probe(terminalOf(session))
       const step = StdinEvidence.step(evidence, probe)
       evidence = step.state
-      if (step.ready && !(probe._tag === "Snapshot" && shellAtPrompt(watch, probe.pgid))) {
-        return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+      if (step.ready && probe._tag === "Snapshot" && !shellAtPrompt(watch, probe.pgid)) {
+        if (probe.pgid !== session.process.pid || session.nonce === undefined) {
+          return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+        }
+        // The shell itself waits: a builtin such as `read` — or the prompt of the command that just ended,
+        // whose markers are still on their way. Only a quiet moment with no new marker tells them apart.
+        const quiet = yield* quietFor(changed, config.pollIntervalMs)
+        if (quiet && !shellAtPrompt(watch, probe.pgid)) {
+          return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+        }
+        continue
       }
       const elapsed = Date.now() - watch.writtenAt
       const outputMoved = session.activity.bytes !== seenBytes
@@ -150,7 +172,7 @@ const idleTier = (watch: Watch) =>
       const running = session.nonce !== undefined &&
         (markers.length === 0 ? watch.runningAtStart : markers[markers.length - 1]!.kind === "C")
       const allowed = !running || config.idleWhileRunning || watch.idleMs !== undefined || !inspector.exact
-      const pendingPrompt = promptAfter(markers, watch.runningAtStart) !== undefined
+      const pendingPrompt = promptAfter(markers) !== undefined
       const wait = bound + (pendingPrompt ? config.handoffGraceMs : 0)
       const silentFor = Date.now() - Math.max(session.activity.lastOutputAt, watch.writtenAt)
       if (allowed && silentFor >= wait) {

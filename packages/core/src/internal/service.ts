@@ -198,6 +198,7 @@ export const make: Effect.Effect<
         cols,
         rows,
         label: `${name}-${id}`,
+        disposeGraceMs: config.disposeGraceMs,
         env: EnvPolicy.build({ host: environment.host, trusted: environment.trusted, integration: launch.env })
       }).pipe(Scope.extend(scope))
       const shell = new ShellState()

@@ -49,20 +49,13 @@ export interface PromptSeen {
 }
 
 /**
- * The prompt that ends the current send, if the markers since `baseline` show one: the newest marker is
- * a prompt end (`B`) right after its prompt start (`D`); when a command was running at the write, a
- * command start (`C`) must come first (the earlier command's prompt is not ours).
+ * The prompt that ends the current send, if the markers since the write show one: the newest marker is
+ * a prompt end (`B`) right after its prompt start (`D`).
  */
-export const promptAfter = (
-  markers: ReadonlyArray<SeenMarker>,
-  requireCommandStart: boolean
-): PromptSeen | undefined => {
+export const promptAfter = (markers: ReadonlyArray<SeenMarker>): PromptSeen | undefined => {
   const end = markers[markers.length - 1]
   const start = markers[markers.length - 2]
   if (end?.kind !== "B" || start?.kind !== "D") return undefined
-  if (requireCommandStart && !markers.some((marker) => marker.kind === "C" && marker.seq < start.seq)) {
-    return undefined
-  }
   return { start, end, exitCode: start.exitCode }
 }
 

@@ -1,0 +1,42 @@
+import { Ids, PtyService, type Session, TerminalConfig } from "@agent-terminal/core"
+import { NodeTerminal } from "@agent-terminal/node"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+
+/** Settings lowered for tests: short idle bound, generous timeouts (tests assert behaviour, not speed). */
+export const testConfig: TerminalConfig.TerminalConfigInput = {
+  idleSilenceMs: 1500,
+  timeoutMs: 20_000,
+  openTimeoutMs: 15_000,
+  disposeGraceMs: 1000
+}
+
+/** The real service on this host: node-pty, /proc, bash. */
+export const TestTerminal = (config: TerminalConfig.TerminalConfigInput = {}) =>
+  NodeTerminal.layer({ ...testConfig, ...config })
+
+export const owner = Ids.OwnerId.make("test-owner")
+export const otherOwner = Ids.OwnerId.make("other-owner")
+
+/** Open a shell for one test; it is closed when the test's scope ends. */
+export const openShell = (request: Session.OpenRequest = {}) =>
+  Effect.gen(function*() {
+    const service = yield* PtyService.PtyService
+    const opened = yield* service.open(owner, request)
+    const id = Ids.SessionId.make(opened.sessionId)
+    yield* Effect.addFinalizer(() => service.close(owner, id).pipe(Effect.ignore))
+    const send = (text: string, options: Omit<Parameters<typeof service.send>[2], "text"> = {}) =>
+      service.send(owner, id, { text, ...options })
+    return { service, id, opened, send }
+  })
+
+/** Whether a process is alive (zombies count as gone). */
+export const alive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    return state !== "Z" && state !== "X"
+  } catch {
+    return false
+  }
+}
