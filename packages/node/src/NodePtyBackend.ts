@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import * as Containment from "./Containment.js"
+import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
 
 /** Chunks queued (each at most one pty read, ≤ 64 KiB) before reading from the pty pauses. */
@@ -49,7 +49,7 @@ const signalName = (signal: number | undefined): string | null => {
 export const spawn = (request: PtyBackend.SpawnRequest) =>
   Effect.gen(function*() {
     yield* checkCwd(request.cwd)
-    const container = yield* Containment.contain(request.label, request.disposeGraceMs)
+    const container = yield* Teardown.contain(request.label, { graceMs: request.disposeGraceMs })
     const argv = container.wrap(request.file, request.args)
     const output = yield* Mailbox.make<Uint8Array>()
     const exited = yield* Deferred.make<PtyBackend.ExitStatus>()
@@ -156,7 +156,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         }),
       pause: Effect.sync(() => terminal.pause()),
       resume: Effect.sync(() => terminal.resume()),
-      signalGroup: (pgid: number, signal: NodeJS.Signals) => Containment.signalGroup(pgid, signal),
+      signalGroup: (pgid: number, signal: NodeJS.Signals) => Signals.signalGroup(pgid, signal),
       terminate
     } satisfies PtyBackend.PtyProcess
   })

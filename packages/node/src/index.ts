@@ -1,1 +1,28 @@
-export {}
+/**
+ * @since 0.1.0
+ */
+export * as BashDialect from "./BashDialect.js"
+/**
+ * @since 0.1.0
+ */
+export * as LinuxInspector from "./LinuxInspector.js"
+/**
+ * @since 0.1.0
+ */
+export * as MacInspector from "./MacInspector.js"
+/**
+ * @since 0.1.0
+ */
+export * as NodePtyBackend from "./NodePtyBackend.js"
+/**
+ * @since 0.1.0
+ */
+export * as NodeTerminal from "./NodeTerminal.js"
+/**
+ * @since 0.1.0
+ */
+export * as Signals from "./Signals.js"
+/**
+ * @since 0.1.0
+ */
+export * as Teardown from "./Teardown.js"

@@ -1,0 +1,304 @@
+/**
+ * Ending a session's whole process tree (DESIGN §8): a cgroup v2 per session where that is writable
+ * (close ends with `cgroup.kill`, which also catches `setsid` + double-fork daemons), the identity-fenced
+ * sweep of the descendants otherwise, and a guard that kills every tracked tree when the host exits.
+ * Nothing here ever signals our own process, its ancestors, its process group or pid 1.
+ *
+ * @since 0.1.0
+ */
+import type { PtyBackend } from "@agent-terminal/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as cgroup from "./internal/cgroup.js"
+import * as hostExit from "./internal/hostExit.js"
+import { nodeProcReader, nodeSignaller, parseStat } from "./internal/procTable.js"
+import * as internalSweep from "./internal/sweep.js"
+
+const nodeEnv = (): internalSweep.TreeEnv => ({
+  reader: nodeProcReader,
+  signal: nodeSignaller,
+  selfPid: process.pid
+})
+
+/**
+ * Options of the sweep.
+ *
+ * @since 0.1.0
+ */
+export interface SweepOptions {
+  /** How long the descendants may take to act on TERM; the wait ends early once none handles TERM. 0: KILL at once. */
+  readonly graceMs: number
+  /** Also end the root (after its descendants). */
+  readonly includeRoot: boolean
+  /** Pids never to signal (and not reported as survivors). */
+  readonly exclude?: ReadonlyArray<number> | undefined
+  /**
+   * The root's start time (`startTimeOf`) taken when it was spawned: if the pid now belongs to another
+   * process, the tree is long gone and nothing is signalled. Default: whatever holds the pid now.
+   */
+  readonly rootStartTime?: number | undefined
+  /** The root's grace, only used when it handles TERM. Default: `min(graceMs, 500)`. */
+  readonly rootGraceMs?: number | undefined
+  /** How long KILLed processes get to disappear before they count as survivors. Default 2000. */
+  readonly settleMs?: number | undefined
+}
+
+/**
+ * The identity-fenced sweep of `rootPid`'s tree (containment `"sweep"`): capture the descendants by
+ * parent links and by the process groups and sessions the tree created (so orphans are found), each with
+ * its start time; TERM them children first; wait only while one of them handles TERM; rescan for forks;
+ * KILL; verify (zombies count as gone); then the root. Before every signal the target's start time is
+ * read again, so a reused pid is never signalled. Non-empty `survivors` is the caller's `CleanupFailed`;
+ * calling again retries from a fresh capture.
+ *
+ * @since 0.1.0
+ */
+export const sweep = (rootPid: number, options: SweepOptions): Effect.Effect<PtyBackend.TeardownReport> =>
+  Effect.suspend(() => internalSweep.sweep(nodeEnv(), rootPid, options)).pipe(
+    Effect.withSpan("Teardown.sweep", { attributes: { rootPid } })
+  )
+
+/**
+ * A process's start time since boot, in clock ticks (`/proc/<pid>/stat` field 22): with the pid, its
+ * identity. Take it right after spawning, for `SweepOptions.rootStartTime` and `TrackedTree.startTime`.
+ *
+ * @since 0.1.0
+ */
+export const startTimeOf = (pid: number): Effect.Effect<Option.Option<number>> =>
+  Effect.sync(() => {
+    const text = nodeProcReader.stat(pid)
+    return Option.fromNullable(text === undefined ? undefined : parseStat(text)?.startTime)
+  })
+
+/**
+ * Options of a graceful cgroup teardown.
+ *
+ * @since 0.1.0
+ */
+export interface CgroupTerminateOptions {
+  /** How long the members other than the root may take to act on TERM (only while one handles it). */
+  readonly graceMs: number
+  /** The session's program: TERMed after the others, KILLed with everything by `cgroup.kill`. */
+  readonly rootPid?: number | undefined
+  /** The root's grace, only used when it handles TERM. Default: `min(graceMs, 500)`. */
+  readonly rootGraceMs?: number | undefined
+  /** How long after `cgroup.kill` the cgroup may take to empty. Default 2000. */
+  readonly settleMs?: number | undefined
+}
+
+/**
+ * A session's own cgroup v2. Removed (after a kill) when the scope that created it closes.
+ *
+ * @since 0.1.0
+ */
+export interface SessionCgroup {
+  /** The cgroup's directory, e.g. `/sys/fs/cgroup/unified/agent-terminal-812/bash-1`. */
+  readonly path: string
+  /**
+   * The argv that runs `file args` inside this cgroup: `/bin/sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"'`.
+   * The sh joins the cgroup, then execs the program, so the spawned pid is the program's pid and nothing
+   * it forks starts outside; if joining fails the program does not start.
+   */
+  readonly wrap: (
+    file: string,
+    args: ReadonlyArray<string>
+  ) => { readonly file: string; readonly args: ReadonlyArray<string> }
+  /** The pids in the cgroup now (`cgroup.procs`). */
+  readonly pids: Effect.Effect<ReadonlyArray<number>>
+  /** `cgroup.kill` at once, then wait until it is empty; survivors are the pids still listed. */
+  readonly kill: Effect.Effect<PtyBackend.TeardownReport>
+  /** Children first: TERM the members (root last) with a grace only while one handles TERM, then `cgroup.kill`. */
+  readonly terminate: (options: CgroupTerminateOptions) => Effect.Effect<PtyBackend.TeardownReport>
+}
+
+/**
+ * The directory under which this host creates session cgroups (`<own cgroup>/agent-terminal-<pid>`).
+ *
+ * @since 0.1.0
+ */
+export interface CgroupRoot {
+  readonly path: string
+  /** A new empty session cgroup; `None` (reason logged at debug) if it cannot be created: use the sweep. */
+  readonly create: (label: string) => Effect.Effect<Option.Option<SessionCgroup>, never, Scope.Scope>
+}
+
+/**
+ * Whether sessions can get their own cgroup here. `available` probes once (the cgroup2 mount, our own
+ * cgroup, a writable child with `cgroup.kill`, a process moved into it) and caches the answer; `None`
+ * (reason logged at debug: no cgroup2, EACCES, EROFS, Linux < 5.14) means: use the sweep.
+ *
+ * @since 0.1.0
+ */
+export class Cgroups extends Context.Tag("@agent-terminal/node/Cgroups")<
+  Cgroups,
+  { readonly available: Effect.Effect<Option.Option<CgroupRoot>> }
+>() {}
+
+/**
+ * The real probe; the parent directory it created is removed when the layer is released.
+ *
+ * @since 0.1.0
+ */
+export const layerCgroups: Layer.Layer<Cgroups> = Layer.scoped(
+  Cgroups,
+  Effect.gen(function*() {
+    const probed = yield* Effect.cached(cgroup.probe(nodeEnv()))
+    let root: Option.Option<CgroupRoot> = Option.none()
+    yield* Effect.addFinalizer(() =>
+      Option.match(root, {
+        onNone: () => Effect.void,
+        onSome: (r) => Effect.sync(() => cgroup.removeCgroupSync(r.path))
+      })
+    )
+    return Cgroups.of({ available: Effect.tap(probed, (r) => Effect.sync(() => (root = r))) })
+  })
+)
+
+/**
+ * Never a cgroup: every session uses the sweep.
+ *
+ * @since 0.1.0
+ */
+export const layerCgroupsDisabled: Layer.Layer<Cgroups> = Layer.succeed(
+  Cgroups,
+  Cgroups.of({ available: Effect.succeed(Option.none()) })
+)
+
+/**
+ * A tree the host-exit guard kills: its root by identity, and its cgroup if it has one.
+ *
+ * @since 0.1.0
+ */
+export interface TrackedTree {
+  readonly rootPid: number
+  /** The root's `startTimeOf`, taken at spawn. */
+  readonly startTime: number
+  readonly cgroupPath?: string | undefined
+}
+
+/**
+ * SIGKILL a tree synchronously (what the host-exit guard runs): `cgroup.kill` when it has a cgroup, and
+ * KILL rounds over its identity-checked descendants and root for at most ~100 ms. Returns the pids signalled.
+ *
+ * @since 0.1.0
+ */
+export const killTreeSync = (tree: TrackedTree): ReadonlyArray<number> => hostExit.killTreesSync(nodeEnv(), [tree])
+
+/**
+ * Kills every tracked tree when the host exits (`exit`, uncaught exception, SIGINT, SIGTERM, SIGHUP). The
+ * process listeners exist only while a tree is tracked; after a signal, if no other listener is left, the
+ * signal is raised again so the host still ends the default way.
+ *
+ * @since 0.1.0
+ */
+export class HostExit extends Context.Tag("@agent-terminal/node/HostExit")<
+  HostExit,
+  {
+    /** Tracked until the scope closes. */
+    readonly track: (tree: TrackedTree) => Effect.Effect<void, never, Scope.Scope>
+  }
+>() {}
+
+/**
+ * The guard on the real `process`.
+ *
+ * @since 0.1.0
+ */
+export const layerHostExit: Layer.Layer<HostExit> = Layer.sync(HostExit, () => {
+  const registry = hostExit.makeRegistry(hostExit.nodeHost, (trees) => {
+    hostExit.killTreesSync(nodeEnv(), trees)
+  })
+  return HostExit.of({ track: registry.track })
+})
+
+/**
+ * Tracks nothing (tests that must not touch `process` listeners).
+ *
+ * @since 0.1.0
+ */
+export const layerHostExitNoop: Layer.Layer<HostExit> = Layer.succeed(
+  HostExit,
+  HostExit.of({ track: () => Effect.void })
+)
+
+/**
+ * Both real services.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<Cgroups | HostExit> = Layer.merge(layerCgroups, layerHostExit)
+
+/**
+ * A spawned program under its containment: `terminate` ends its whole tree (children first), retryable.
+ *
+ * @since 0.1.0
+ */
+export interface ContainedProcess {
+  readonly terminate: Effect.Effect<PtyBackend.TeardownReport>
+}
+
+/**
+ * How one session is held, chosen before it is spawned: its own cgroup where available, else the sweep.
+ * Spawn `wrap(file, args)`, then `track(pid)`: the tree is guarded against the host's exit until the scope
+ * closes.
+ *
+ * @since 0.1.0
+ */
+export interface SessionContainment {
+  readonly kind: "cgroup" | "sweep"
+  readonly cgroup: Option.Option<SessionCgroup>
+  readonly wrap: (
+    file: string,
+    args: ReadonlyArray<string>
+  ) => { readonly file: string; readonly args: ReadonlyArray<string> }
+  readonly track: (pid: number) => Effect.Effect<ContainedProcess, never, Scope.Scope>
+}
+
+/**
+ * The glue a pty backend needs: a session cgroup if possible (removed when the scope closes), the
+ * host-exit guard, and a `terminate` that uses the cgroup or the sweep with `graceMs` for TERM handlers.
+ *
+ * @since 0.1.0
+ */
+export const contain = (
+  label: string,
+  options: { readonly graceMs: number }
+): Effect.Effect<SessionContainment, never, Cgroups | HostExit | Scope.Scope> =>
+  Effect.gen(function*() {
+    const guard = yield* HostExit
+    const root = yield* Effect.flatMap(Cgroups, (cgroups) => cgroups.available)
+    const session = Option.isSome(root) ? yield* root.value.create(label) : Option.none<SessionCgroup>()
+    const track = (pid: number) =>
+      Effect.gen(function*() {
+        const startTime = yield* startTimeOf(pid)
+        if (Option.isSome(startTime)) {
+          yield* guard.track({
+            rootPid: pid,
+            startTime: startTime.value,
+            cgroupPath: Option.getOrUndefined(Option.map(session, (s) => s.path))
+          })
+        }
+        const terminate = Option.match(session, {
+          onNone: () =>
+            sweep(pid, {
+              graceMs: options.graceMs,
+              includeRoot: true,
+              rootStartTime: Option.getOrUndefined(startTime)
+            }),
+          onSome: (s) => s.terminate({ graceMs: options.graceMs, rootPid: pid })
+        })
+        return { terminate }
+      })
+    return {
+      kind: Option.isSome(session) ? "cgroup" : "sweep",
+      cgroup: session,
+      wrap: Option.match(session, {
+        onNone: () => (file: string, args: ReadonlyArray<string>) => ({ file, args }),
+        onSome: (s) => s.wrap
+      }),
+      track
+    } satisfies SessionContainment
+  })

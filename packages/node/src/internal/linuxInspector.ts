@@ -1,0 +1,42 @@
+/**
+ * The Linux inspector assembled from its parts, over any `ProcFs` (the real `/proc` or a fixture).
+ */
+import { ProcessInspector } from "@agent-terminal/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { foregroundGroup, inspect, processTable } from "./foregroundProbe.js"
+import { descendants, toProcessInfo } from "./processTree.js"
+import type { ProcFs } from "./procFs.js"
+import type { Arch } from "./syscalls.js"
+
+const guarded = <A>(fallback: (cause: unknown) => A, f: () => A): A => {
+  try {
+    return f()
+  } catch (cause) {
+    return fallback(cause)
+  }
+}
+
+/** The inspector over a `/proc` reader and a syscall table; `arch` undefined makes every probe a miss. */
+export const makeWith = (options: {
+  readonly procFs: ProcFs
+  readonly arch: Arch | undefined
+}): ProcessInspector.ProcessInspector["Type"] => {
+  const { arch, procFs } = options
+  return ProcessInspector.ProcessInspector.of({
+    exact: arch !== undefined,
+    foregroundGroup: (terminal) =>
+      Effect.sync(() =>
+        guarded(() => Option.none(), () => Option.fromNullable(foregroundGroup(procFs, terminal.shellPid)))
+      ),
+    probe: (terminal) =>
+      Effect.sync(() =>
+        guarded(
+          (cause): ProcessInspector.Probe => ({ _tag: "Miss", reason: `probe failed: ${String(cause)}` }),
+          () => inspect(procFs, arch, terminal).probe
+        )
+      ),
+    processTree: (rootPid) =>
+      Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo)))
+  })
+}

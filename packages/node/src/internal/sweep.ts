@@ -1,0 +1,189 @@
+import type { ProcessInspector, PtyBackend } from "@agent-terminal/core"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import {
+  handlesTerm,
+  identityHolds,
+  parseStat,
+  type ProcReader,
+  readTable,
+  type Signaller,
+  type TreeSignal
+} from "./procTable.js"
+import {
+  capture,
+  deepestFirst,
+  type Guard,
+  liveMembers,
+  makeGuard,
+  makeTracker,
+  refusal,
+  rootOf,
+  untouchable
+} from "./treeTracker.js"
+
+type ProcessInfo = ProcessInspector.ProcessInfo
+
+/** Where teardown reads processes and sends signals, and who "we" are. */
+export interface TreeEnv {
+  readonly reader: ProcReader
+  readonly signal: Signaller
+  readonly selfPid: number
+}
+
+/** One scan of a tree: its live members split by what may be done to them. */
+export interface TreeView {
+  /** Live members other than the root that may be signalled. */
+  readonly children: ReadonlyArray<ProcessInfo>
+  /** The live root, when it may be signalled. */
+  readonly root: ProcessInfo | undefined
+  /** Live members (the root included) that must not be signalled (our own group): they count as survivors. */
+  readonly refused: ReadonlyArray<number>
+}
+
+export interface EngineOptions {
+  readonly graceMs: number
+  readonly rootGraceMs: number
+  readonly includeRoot: boolean
+  /** How long KILLed processes get to die before they are reported as survivors. */
+  readonly settleMs: number
+  /** The atomic end of a contained tree (`cgroup.kill`), run after the TERM phases instead of KILL rounds. */
+  readonly finish?: Effect.Effect<void>
+}
+
+const POLL_MS = 10
+const SETTLE_POLL_MS = 5
+
+/** A guard built from individual stat reads (for scans that do not read the whole table). */
+export const guardFromReader = (env: TreeEnv, exclude?: ReadonlyArray<number>): Guard =>
+  makeGuard(
+    (pid) => {
+      const text = env.reader.stat(pid)
+      return text === undefined ? undefined : parseStat(text)
+    },
+    env.selfPid,
+    exclude
+  )
+
+/**
+ * Children first: TERM the children (deepest first), wait only while one of them handles TERM, KILL what
+ * is left (or run `finish`), then the same for the root; every signal is fenced by the target's identity.
+ */
+export const terminateTree = (
+  env: TreeEnv,
+  scan: () => TreeView,
+  containment: PtyBackend.Containment,
+  options: EngineOptions
+): Effect.Effect<PtyBackend.TeardownReport> =>
+  Effect.gen(function*() {
+    const signalled = new Set<number>()
+    const termed = new Set<string>()
+    const send = (info: ProcessInfo, signal: TreeSignal, isRoot: boolean) => {
+      if (!identityHolds(env.reader, info.pid, info.startTime)) return
+      env.signal(info.pid, signal)
+      if (!isRoot) signalled.add(info.pid)
+    }
+    const term = (infos: ReadonlyArray<ProcessInfo>, isRoot: boolean) => {
+      for (const info of deepestFirst(infos)) {
+        const key = `${info.pid}:${info.startTime}`
+        if (termed.has(key)) continue
+        termed.add(key)
+        send(info, "SIGTERM", isRoot)
+        if (info.state === "T") send(info, "SIGCONT", isRoot)
+      }
+    }
+    const targets = (view: TreeView, withRoot: boolean): ReadonlyArray<ProcessInfo> =>
+      withRoot && view.root !== undefined ? [...view.children, view.root] : view.children
+    const settle = (withRoot: boolean) =>
+      Effect.gen(function*() {
+        const deadline = (yield* Clock.currentTimeMillis) + options.settleMs
+        let view = scan()
+        while (targets(view, withRoot).length > 0 && (yield* Clock.currentTimeMillis) < deadline) {
+          for (const info of targets(view, withRoot)) send(info, "SIGKILL", info === view.root)
+          yield* Effect.sleep(SETTLE_POLL_MS)
+          view = scan()
+        }
+        return view
+      })
+    const graceWhile = (graceMs: number, waiting: (view: TreeView) => boolean, onScan: (view: TreeView) => void) =>
+      Effect.gen(function*() {
+        const deadline = (yield* Clock.currentTimeMillis) + graceMs
+        let view = scan()
+        onScan(view)
+        while (waiting(view) && (yield* Clock.currentTimeMillis) < deadline) {
+          yield* Effect.sleep(POLL_MS)
+          view = scan()
+          onScan(view)
+        }
+      })
+
+    if (options.graceMs > 0) {
+      yield* graceWhile(
+        options.graceMs,
+        (view) => view.children.some((info) => handlesTerm(env.reader, info.pid)),
+        (view) => term(view.children, false)
+      )
+    }
+    if (options.finish === undefined) yield* settle(false)
+    if (options.includeRoot && options.rootGraceMs > 0) {
+      yield* graceWhile(
+        options.rootGraceMs,
+        (view) => view.root !== undefined && handlesTerm(env.reader, view.root.pid),
+        (view) => {
+          term(view.children, false)
+          if (view.root !== undefined) term([view.root], true)
+        }
+      )
+    }
+    if (options.finish !== undefined) {
+      for (const info of scan().children) signalled.add(info.pid)
+      yield* options.finish
+    }
+    const last = yield* settle(options.includeRoot || options.finish !== undefined)
+    const survivors = [...targets(last, options.includeRoot).map((info) => info.pid), ...last.refused]
+    return { containment, signalled: signalled.size, survivors: [...new Set(survivors)].sort((a, b) => a - b) }
+  })
+
+export interface SweepOptions {
+  readonly graceMs: number
+  readonly includeRoot: boolean
+  readonly exclude?: ReadonlyArray<number> | undefined
+  readonly rootStartTime?: number | undefined
+  readonly rootGraceMs?: number | undefined
+  readonly settleMs?: number | undefined
+}
+
+/** The identity-fenced sweep of `rootPid`'s tree; a fresh capture each call, so a retry starts over. */
+export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Effect.Effect<PtyBackend.TeardownReport> =>
+  Effect.suspend(() => {
+    const first = readTable(env.reader)
+    const guard = makeGuard((pid) => first.get(pid), env.selfPid, options.exclude)
+    if (untouchable(guard, rootPid)) {
+      return Effect.logWarning(`teardown: refusing to sweep pid ${rootPid} (ourselves, an ancestor or init)`).pipe(
+        Effect.as<PtyBackend.TeardownReport>({ containment: "sweep", signalled: 0, survivors: [] })
+      )
+    }
+    const tracker = makeTracker(first, guard, rootPid, options.rootStartTime)
+    const scan = (): TreeView => {
+      const table = readTable(env.reader)
+      capture(tracker, table, guard)
+      const children: Array<ProcessInfo> = []
+      const refused: Array<number> = []
+      for (const info of liveMembers(tracker, table)) {
+        const why = refusal(guard, info)
+        if (why === undefined) children.push(info)
+        else if (why !== "excluded") refused.push(info.pid)
+      }
+      const root = rootOf(tracker, table)
+      const liveRoot = root === undefined || root.state === "Z" || root.state === "X" ? undefined : root
+      const rootWhy = liveRoot === undefined ? undefined : refusal(guard, liveRoot)
+      if (options.includeRoot && liveRoot !== undefined && rootWhy === "own-group") refused.push(liveRoot.pid)
+      return { children, refused, root: rootWhy === undefined ? liveRoot : undefined }
+    }
+    return terminateTree(env, scan, "sweep", {
+      graceMs: options.graceMs,
+      rootGraceMs: options.rootGraceMs ?? Math.min(options.graceMs, 500),
+      includeRoot: options.includeRoot,
+      settleMs: options.settleMs ?? 2_000
+    })
+  })

@@ -1,0 +1,30 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as path from "node:path"
+
+/** The built CLI (`pnpm test` builds first). */
+export const cliBin = path.resolve(__dirname, "../../apps/cli/dist/bin.js")
+
+/** A real MCP client connected over stdio to a freshly spawned `agent-terminal mcp`. */
+export const connectStdio = async (args: ReadonlyArray<string> = [], env: Record<string, string> = {}) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cliBin, "mcp", ...args],
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: "pipe"
+  })
+  const stderr: Array<string> = []
+  transport.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk.toString("utf8")))
+  const client = new Client({ name: "agent-terminal-tests", version: "0.0.0" })
+  await client.connect(transport)
+  return { client, transport, stderr, serverPid: transport.pid }
+}
+
+/** The structured result of a call, typed loosely for assertions. */
+export const structured = (result: unknown): Record<string, any> =>
+  (result as { structuredContent?: Record<string, any> }).structuredContent ?? {}
+
+/** The text content of a call. */
+export const textOf = (result: unknown): string =>
+  ((result as { content?: Array<{ type: string; text?: string }> }).content ?? [])
+    .map((block) => block.text ?? "").join("\n")
