@@ -27,7 +27,9 @@ export const openShell = (request: Session.OpenRequest = {}) =>
     yield* Effect.addFinalizer(() => service.close(owner, id).pipe(Effect.ignore))
     const send = (text: string, options: Omit<Parameters<typeof service.send>[2], "text"> = {}) =>
       service.send(owner, id, { text, ...options })
-    return { service, id, opened, send }
+    const keys = (names: ReadonlyArray<string>, options: Omit<Parameters<typeof service.send>[2], "keys"> = {}) =>
+      service.send(owner, id, { keys: names, ...options })
+    return { service, id, opened, send, keys }
   })
 
 /** Whether a process is alive (zombies count as gone). */

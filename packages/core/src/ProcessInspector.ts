@@ -56,6 +56,11 @@ export interface GroupSnapshot {
   readonly waitingOnTerminal: boolean
   /** Sum of the members' read syscalls (`syscr` in `/proc/<pid>/io`); undefined when unreadable. */
   readonly readCalls: number | undefined
+  /**
+   * Sum of the bytes the members have read (`rchar` in `/proc/<pid>/io`); undefined when unreadable (or
+   * not provided). With it, a wait counts only once the group has read at least what was written.
+   */
+  readonly readBytes?: number | undefined
 }
 
 /**

@@ -1,29 +1,33 @@
 /**
  * The evidence rule of the `stdin_read` readiness tier. A program seen blocked reading the terminal right
  * after a write may still be in the wait that existed before it (the kernel hands the bytes to the reader a
- * few milliseconds later), so a wait proves readiness for the NEXT input only after evidence that input was
- * consumed since the write:
+ * few milliseconds later), or — a line editor such as readline reads one byte per call — back in the wait
+ * after the first of many bytes. So a wait proves readiness for the NEXT input only after evidence that
+ * the input was consumed since the write:
  *
- * - the group was seen NOT waiting after the write (it left the wait) and is seen waiting again;
  * - the foreground group changed (the shell started a program, or the program exited back to the shell);
- * - the group's read syscall count rose (it read, then came back to the wait between two probes).
+ * - where byte counters are known (`readBytes`, from `rchar`): the group has read at least as many bytes
+ *   as were written since the probe before the write;
+ * - otherwise: the group was seen NOT waiting after the write (it left the wait), or its read syscall
+ *   count rose (it read, then came back to the wait between two probes).
  *
  * A `Miss` never counts, neither as a wait nor as leaving one. Pure: the readiness engine feeds probes one
  * at a time through `step`.
  *
  * @since 0.1.0
  */
-import type { Probe } from "./ProcessInspector.js"
+import type { GroupSnapshot, Probe } from "./ProcessInspector.js"
 
 /**
  * What consumed input since the write, once something did.
  *
  * @since 0.1.0
  */
-export type Evidence = "left_wait" | "group_changed" | "reads_rose"
+export type Evidence = "left_wait" | "group_changed" | "reads_rose" | "bytes_consumed"
 
 /**
- * The rule's memory: the last known group and its read count, and the evidence seen so far.
+ * The rule's memory: the last known group and its counters, the baseline of the group that was in the
+ * foreground at the write, and the evidence seen so far.
  *
  * @since 0.1.0
  */
@@ -32,6 +36,10 @@ export interface State {
   readonly pgid: number | undefined
   /** That group's read count, undefined when unknown. */
   readonly readCalls: number | undefined
+  /** The group at the write and the bytes it had read then, when known. */
+  readonly baseline: { readonly pgid: number; readonly readBytes: number } | undefined
+  /** How many bytes were written. */
+  readonly written: number
   /** The first evidence of consumed input since the write, if any. */
   readonly evidence: Evidence | undefined
 }
@@ -47,20 +55,30 @@ export interface Step {
 }
 
 /**
- * The state from the probe taken just before the write. A `Miss` there leaves no baseline: only evidence
- * seen among the later probes counts.
+ * The state from the probe taken just before writing `written` bytes. A `Miss` there leaves no baseline:
+ * only evidence seen among the later probes counts.
  *
  * @since 0.1.0
  */
-export const initial = (before: Probe): State =>
+export const initial = (before: Probe, written = 0): State =>
   before._tag === "Snapshot"
-    ? { pgid: before.pgid, readCalls: before.readCalls, evidence: undefined }
-    : { pgid: undefined, readCalls: undefined, evidence: undefined }
+    ? {
+      pgid: before.pgid,
+      readCalls: before.readCalls,
+      baseline: before.readBytes === undefined ? undefined : { pgid: before.pgid, readBytes: before.readBytes },
+      written,
+      evidence: undefined
+    }
+    : { pgid: undefined, readCalls: undefined, baseline: undefined, written, evidence: undefined }
 
-const evidenceOf = (state: State, probe: Probe & { readonly _tag: "Snapshot" }): Evidence | undefined => {
+const evidenceOf = (state: State, probe: GroupSnapshot): Evidence | undefined => {
+  if (state.pgid !== undefined && probe.pgid !== state.pgid) return "group_changed"
+  const { baseline } = state
+  if (baseline !== undefined && baseline.pgid === probe.pgid && probe.readBytes !== undefined) {
+    return probe.readBytes - baseline.readBytes >= state.written && state.written > 0 ? "bytes_consumed" : undefined
+  }
   if (!probe.waitingOnTerminal) return "left_wait"
   if (state.pgid === undefined) return undefined
-  if (probe.pgid !== state.pgid) return "group_changed"
   if (state.readCalls !== undefined && probe.readCalls !== undefined && probe.readCalls > state.readCalls) {
     return "reads_rose"
   }
@@ -76,6 +94,7 @@ const evidenceOf = (state: State, probe: Probe & { readonly _tag: "Snapshot" }):
 export const step = (state: State, probe: Probe): Step => {
   if (probe._tag === "Miss") return { state, ready: false }
   const next: State = {
+    ...state,
     pgid: probe.pgid,
     readCalls: probe.readCalls,
     evidence: state.evidence ?? evidenceOf(state, probe)
@@ -88,8 +107,8 @@ export const step = (state: State, probe: Probe): Step => {
  *
  * @since 0.1.0
  */
-export const run = (before: Probe, after: Iterable<Probe>): Step => {
-  let current: Step = { state: initial(before), ready: false }
+export const run = (before: Probe, after: Iterable<Probe>, written = 0): Step => {
+  let current: Step = { state: initial(before, written), ready: false }
   for (const probe of after) current = step(current.state, probe)
   return current
 }

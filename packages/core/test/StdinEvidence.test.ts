@@ -102,6 +102,50 @@ describe("StdinEvidence", () => {
     expect(readiness(snapshot(10, false, 100), [snapshot(10, true, 104)])).toEqual([true])
   })
 
+  describe("with byte counters (rchar)", () => {
+    const bytes = (pgid: number, waitingOnTerminal: boolean, readBytes: number): Probe => ({
+      _tag: "Snapshot",
+      pgid,
+      members: [pgid],
+      waitingOnTerminal,
+      readCalls: readBytes,
+      readBytes
+    })
+    const step = (before: Probe, written: number, after: ReadonlyArray<Probe>) => {
+      let state = StdinEvidence.initial(before, written)
+      return after.map((probe) => {
+        const next = StdinEvidence.step(state, probe)
+        state = next.state
+        return next.ready
+      })
+    }
+
+    it("a line editor back in its wait after the first of many bytes is not ready", () => {
+      // readline reads "print(6*7)\r" one byte per read: waiting again after 1, 2, 5 bytes, then after all 11.
+      expect(step(bytes(10, true, 1000), 11, [
+        bytes(10, true, 1001),
+        bytes(10, false, 1002),
+        bytes(10, true, 1005),
+        bytes(10, true, 1011)
+      ])).toEqual([false, false, false, true])
+      expect(StdinEvidence.run(bytes(10, true, 1000), [bytes(10, true, 1011)], 11).state.evidence).toBe(
+        "bytes_consumed"
+      )
+    })
+
+    it("leaving the wait is no evidence while the bytes are not all read", () => {
+      expect(step(bytes(10, true, 0), 6, [bytes(10, false, 3), bytes(10, true, 3)])).toEqual([false, false])
+    })
+
+    it("a change of group still counts at once", () => {
+      expect(step(bytes(10, true, 0), 11, [bytes(20, true, 50)])).toEqual([true])
+    })
+
+    it("without a counter before the write, the other evidence applies", () => {
+      expect(step(snapshot(10, true), 6, [bytes(10, false, 3), bytes(10, true, 3)])).toEqual([false, true])
+    })
+  })
+
   it.effect("drives from the scripted inspector, one probe at a time", () =>
     Effect.gen(function*() {
       const inspector = yield* ProcessInspector.ProcessInspector

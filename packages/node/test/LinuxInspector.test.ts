@@ -126,10 +126,11 @@ describe.skipIf(!supported)("LinuxInspector on real programs", () => {
         comm: expect.stringMatching(/^python/)
       })
 
-      // A line for python: the pre-write wait proves nothing; the rule waits for evidence (reads rose).
-      const ready = (before: ProcessInspector.Probe) =>
+      // A line for python: the pre-write wait proves nothing; readline reads it a byte at a time, so the
+      // rule waits until python has read as many bytes as were written.
+      const ready = (before: ProcessInspector.Probe, written: number) =>
         Effect.gen(function*() {
-          let state = StdinEvidence.initial(before)
+          let state = StdinEvidence.initial(before, written)
           return yield* eventually(
             inspector.probe(shell.terminal).pipe(Effect.map((probe) => {
               const step = StdinEvidence.step(state, probe)
@@ -141,7 +142,7 @@ describe.skipIf(!supported)("LinuxInspector on real programs", () => {
         })
       const beforeLine = yield* inspector.probe(shell.terminal)
       yield* shell.write("6 * 7\r")
-      const afterLine = yield* ready(beforeLine)
+      const afterLine = yield* ready(beforeLine, "6 * 7\r".length)
       expect(afterLine.probe).toMatchObject({ pgid: python, waitingOnTerminal: true })
       expect(afterLine.evidence).toBeDefined()
       // Ready can come before node-pty has delivered the output python already wrote: it is on its way.
@@ -149,7 +150,7 @@ describe.skipIf(!supported)("LinuxInspector on real programs", () => {
 
       const beforeExit = yield* inspector.probe(shell.terminal)
       yield* shell.write("exit()\r")
-      const backAtShell = yield* ready(beforeExit)
+      const backAtShell = yield* ready(beforeExit, "exit()\r".length)
       expect(backAtShell.probe).toMatchObject({ pgid: shell.pid, waitingOnTerminal: true })
     }))
 

@@ -34,6 +34,10 @@ export interface Watch {
   readonly idleMs: number | undefined
   /** The probe taken just before the write (the `stdin_read` tier needs evidence beyond it). */
   readonly before: Probe | undefined
+  /** How many bytes were written. */
+  readonly written: number
+  /** The session's output byte count at the write. */
+  readonly bytesAtWrite: number
   readonly capture: Emulator.Capture
 }
 
@@ -45,6 +49,25 @@ const terminalOf = (session: SessionRuntime) => ({
 /** Wait for the next change of the session's output, or `ms`, whichever comes first. */
 const changeOrSleep = (changed: Deferred.Deferred<void>, ms: number) =>
   ms <= 0 ? Effect.void : Effect.raceFirst(Deferred.await(changed), Effect.sleep(Duration.millis(ms)))
+
+/** One turn of the event loop: I/O that is ready now (output already in the pty) has been read after it. */
+const nextLoopTurn = Effect.async<void>((resume) => {
+  setImmediate(() => setImmediate(() => resume(Effect.void)))
+})
+
+/**
+ * A program found waiting has written everything it will print before its wait, but those bytes may still
+ * sit in the pty: let the reader take them before the send's output is cut.
+ */
+const drainOutput = (session: SessionRuntime) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 8; turn++) {
+      const bytes = session.activity.bytes
+      yield* nextLoopTurn
+      yield* Effect.yieldNow()
+      if (session.activity.bytes === bytes) return
+    }
+  })
 
 /** True when nothing changes for `ms`. */
 const quietFor = (changed: Deferred.Deferred<void>, ms: number) =>
@@ -123,7 +146,10 @@ const stdinTier = (watch: Watch) =>
     const inspector = yield* ProcessInspector
     if (!inspector.exact) return yield* Effect.never
     const { config, session } = watch
-    let evidence = StdinEvidence.initial(watch.before ?? { _tag: "Miss", reason: "no probe before the write" })
+    let evidence = StdinEvidence.initial(
+      watch.before ?? { _tag: "Miss", reason: "no probe before the write" },
+      watch.written
+    )
     let backoff = 1
     let seenBytes = session.activity.bytes
     while (true) {
@@ -133,7 +159,19 @@ const stdinTier = (watch: Watch) =>
       evidence = step.state
       if (step.ready && probe._tag === "Snapshot" && !shellAtPrompt(watch, probe.pgid)) {
         if (probe.pgid !== session.process.pid || session.nonce === undefined) {
-          return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+          // Confirm after its output is in: a program that read its input and went back to its event loop
+          // before acting on it (node's `.exit`) is caught leaving.
+          yield* drainOutput(session)
+          // No answer beyond the echo of the input: the program may be acting on it without printing (or
+          // exiting): give it a moment before trusting the wait.
+          if (session.activity.bytes - watch.bytesAtWrite <= watch.written + 2) {
+            yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
+          }
+          const again = yield* inspector.probe(terminalOf(session))
+          if (again._tag === "Snapshot" && again.pgid === probe.pgid && again.waitingOnTerminal) {
+            return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
+          }
+          continue
         }
         // The shell itself waits: a builtin such as `read` — or the prompt of the command that just ended,
         // whose markers are still on their way. Only a quiet moment with no new marker tells them apart.

@@ -43,18 +43,19 @@ const CLOSED_MEMORY = 1024
 const nameOf = (entry: Entry) => entry._tag === "opening" ? entry.name : entry.runtime.name
 const ownerOf = (entry: Entry) => entry._tag === "opening" ? entry.owner : entry.runtime.owner
 
-/** The first line of what was sent, as the terminal echoes it back. */
-const echoOf = (request: SendRequest): string | undefined => {
+/**
+ * The first line of a capture that began at the write is the line being typed: its echo (or nothing, when
+ * the program turned echo off, as a password prompt does). Drop it when the input was submitted.
+ */
+const stripEcho = (output: string, request: SendRequest): string => {
   const text = request.text ?? request.paste
-  if (text === undefined) return undefined
-  const first = text.split(/\r?\n|\r/)[0] ?? ""
-  return first.length > 0 ? first : undefined
-}
-
-const stripEcho = (output: string, echo: string | undefined): string => {
-  if (echo === undefined || !output.startsWith(echo)) return output
-  const rest = output.slice(echo.length)
-  return rest.startsWith("\n") ? rest.slice(1) : rest.trim() === "" ? "" : output
+  const submitted = request.text !== undefined ? request.submit !== false : request.submit === true
+  if (text === undefined || !submitted) return output
+  const newline = output.indexOf("\n")
+  const first = newline < 0 ? output : output.slice(0, newline)
+  const typed = text.split(/\r?\n|\r/)[0] ?? ""
+  if (first.trim() !== "" && first !== typed) return output
+  return newline < 0 ? "" : output.slice(newline + 1)
 }
 
 const encodeInput = (
@@ -135,6 +136,8 @@ export const make: Effect.Effect<
       readonly timeoutMs: number
       readonly idleMs: number | undefined
       readonly before: Watch["before"]
+      readonly written: number
+      readonly bytesAtWrite: number
       readonly baseline: number
       readonly runningAtStart: boolean
     }
@@ -229,6 +232,8 @@ export const make: Effect.Effect<
         timeoutMs: config.openTimeoutMs,
         idleMs: undefined,
         before: undefined,
+        written: 0,
+        bytesAtWrite: 0,
         baseline: 0,
         runningAtStart: false
       }))
@@ -260,18 +265,21 @@ export const make: Effect.Effect<
       const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
       const baseline = runtime.shell.seq
       const runningAtStart = runtime.shell.state === "running"
+      const bytesAtWrite = runtime.activity.bytes
       const started = Date.now()
       yield* runtime.process.write(input)
       const settled: Settled = yield* settle(watchFor(runtime, capture, {
         timeoutMs: request.timeoutMs ?? config.timeoutMs,
         idleMs: request.idleMs,
         before,
+        written: Utf8.byteLength(input),
+        bytesAtWrite,
         baseline,
         runningAtStart
       })).pipe(Effect.onInterrupt(() => Effect.sync(() => runtime.emulator.finish(capture))))
       const captured = runtime.emulator.finish(capture, settled.end)
       const rebased = runtime.shell.since(baseline).some((marker) => marker.kind === "C")
-      const text = rebased ? captured.text : stripEcho(captured.text, echoOf(request))
+      const text = rebased ? captured.text : stripEcho(captured.text, request)
       return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
     }).pipe(Effect.provide(context))
 

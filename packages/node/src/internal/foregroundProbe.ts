@@ -7,7 +7,7 @@ import type { ProcessInspector } from "@agent-terminal/core"
 import type { ProcFs, ProcResult } from "./procFs.js"
 import { isProcError, procError } from "./procFs.js"
 import type { ProcStat } from "./procStat.js"
-import { isGone, isStopped, parseChildren, parseReadCalls, parseStat } from "./procStat.js"
+import { isGone, isStopped, parseChildren, parseReadBytes, parseReadCalls, parseStat } from "./procStat.js"
 import type { TerminalIdentity } from "./stdinWait.js"
 import { threadVerdict } from "./stdinWait.js"
 import type { Arch } from "./syscalls.js"
@@ -133,15 +133,19 @@ export const inspect = (
   let how: string | undefined
   let undecided: string | undefined
   let readCalls: number | undefined = 0
+  let readBytes: number | undefined = 0
   for (const { stat, tids: knownTids } of members.values()) {
     const pid = stat.pid
     const io = procFs.readText(`${pid}/io`)
     if (isProcError(io)) {
       if (io.code === "ENOENT") return miss(`process ${pid} vanished`)
       readCalls = undefined
+      readBytes = undefined
     } else {
       const calls = parseReadCalls(io)
+      const bytes = parseReadBytes(io)
       readCalls = readCalls === undefined || calls === undefined ? undefined : readCalls + calls
+      readBytes = readBytes === undefined || bytes === undefined ? undefined : readBytes + bytes
     }
     if (how !== undefined || isStopped(stat.state)) continue
     const tids = knownTids ?? procFs.list(`${pid}/task`)
@@ -173,7 +177,8 @@ export const inspect = (
       pgid,
       members: Array.from(members.keys()).sort((a, b) => a - b),
       waitingOnTerminal: how !== undefined,
-      readCalls
+      readCalls,
+      readBytes
     },
     how
   }

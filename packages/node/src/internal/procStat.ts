@@ -52,6 +52,12 @@ export const parseReadCalls = (text: string): number | undefined => {
   return match === null ? undefined : Number(match[1])
 }
 
+/** The `rchar` counter (bytes read, from any file) of `/proc/<pid>/io`. */
+export const parseReadBytes = (text: string): number | undefined => {
+  const match = /^rchar:\s*(\d+)$/m.exec(text)
+  return match === null ? undefined : Number(match[1])
+}
+
 /** `/proc/<pid>/task/<tid>/children`: space-separated pids. */
 export const parseChildren = (text: string): Array<number> => {
   const out: Array<number> = []
