@@ -12,12 +12,16 @@ const waitUntil = async (condition: () => boolean, ms = 10_000) => {
 }
 
 describe("MCP over stdio with a real client", () => {
-  it("lists the six terminal tools with their schemas and annotations", async () => {
+  it("lists the tools of the contract with their schemas and annotations", async () => {
     const { client } = await connectStdio()
     try {
       const { tools } = await client.listTools()
       const names = tools.map((tool) => tool.name).sort()
       expect(names).toEqual([
+        "exec",
+        "process",
+        "task_kill",
+        "task_output",
         "terminal_close",
         "terminal_list",
         "terminal_open",

@@ -3,7 +3,7 @@
  * output, why it returned, the exit code and how long it took.
  */
 import { Ids, PtyService, type Session } from "@agent-terminal/core"
-import { NodeTerminal } from "@agent-terminal/node"
+import { type Bubblewrap, NodeTerminal } from "@agent-terminal/node"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 
@@ -34,8 +34,7 @@ const step = (
     return result
   })
 
-/** Run the demo against a real bash on this machine. */
-export const run = Effect.gen(function*() {
+const program = Effect.gen(function*() {
   const service = yield* PtyService.PtyService
   yield* Console.log("agent-terminal demo: a persistent bash session, driven as an agent would drive it")
   const started = Date.now()
@@ -69,4 +68,8 @@ export const run = Effect.gen(function*() {
   yield* Console.log(`\n▸ close: ${closed.outcome}, survivors: ${closed.survivors.length}`)
   const left = yield* service.list(owner)
   yield* Console.log(`  → open sessions now: ${left.length}`)
-}).pipe(Effect.scoped, Effect.provide(NodeTerminal.layer()))
+}).pipe(Effect.scoped)
+
+/** Run the demo against a real bash on this machine, in the sandbox if one is given. */
+export const run = (sandbox?: Bubblewrap.Options) =>
+  program.pipe(Effect.provide(NodeTerminal.layer({}, sandbox === undefined ? {} : { sandbox })))

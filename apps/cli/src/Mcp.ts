@@ -1,22 +1,265 @@
 /**
- * `agent-terminal mcp`: the terminal tools over MCP on stdio. One connection, one owner; when the client
- * goes away (stdin ends) every session it opened is closed. Only the protocol is written to stdout.
+ * `agent-terminal mcp`: the terminal tools over MCP, on stdio (one connection, one owner; when the client
+ * goes away — stdin ends — every session it opened is closed; only the protocol is written to stdout) or
+ * over Streamable HTTP with `--http <port>` (one owner per MCP session; see `McpHttp`).
+ *
+ * Settings come from the command line, each with an `AGENT_TERMINAL_*` environment fallback, and are
+ * validated once at startup: an invalid one is printed on stderr, naming the field, and the exit code is 2.
  */
-import { Ids, TerminalConfig } from "@agent-terminal/core"
-import { NodeTerminal } from "@agent-terminal/node"
-import { Handlers, McpTools } from "@agent-terminal/tools"
+import { Ids, Sandbox, TerminalConfig } from "@agent-terminal/core"
+import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
+import { Handlers, McpHttp, McpTools } from "@agent-terminal/tools"
 import { McpServer } from "@effect/ai"
+import { Options } from "@effect/cli"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import { createServer } from "node:http"
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
 
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
+
+const integer = (flag: string, env: string, description: string) =>
+  Options.integer(flag).pipe(
+    Options.withDescription(`${description} Environment: ${env}.`),
+    Options.withFallbackConfig(Config.integer(env)),
+    Options.optional
+  )
+
+const text = (flag: string, env: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(`${description} Environment: ${env}.`),
+    Options.withFallbackConfig(Config.string(env)),
+    Options.optional
+  )
+
+/**
+ * The terminal settings (DESIGN.md §13) a person or an MCP client configuration may change; every one is
+ * optional, the defaults are the service's. Shared by `mcp` (both transports) and `console`.
+ */
+export const settingsOptions = {
+  timeoutMs: integer("timeout-ms", "AGENT_TERMINAL_TIMEOUT_MS", "Default deadline of a send (ms; default 30000)."),
+  idleSilenceMs: integer(
+    "idle-silence-ms",
+    "AGENT_TERMINAL_IDLE_SILENCE_MS",
+    "Silence after which a send returns as inferred_idle (ms; default 3000)."
+  ),
+  openTimeoutMs: integer(
+    "open-timeout-ms",
+    "AGENT_TERMINAL_OPEN_TIMEOUT_MS",
+    "How long an open waits for the first prompt (ms; default 10000)."
+  ),
+  disposeGraceMs: integer(
+    "dispose-grace-ms",
+    "AGENT_TERMINAL_DISPOSE_GRACE_MS",
+    "Grace between TERM and KILL at close (ms; default 3000)."
+  ),
+  maxResultBytes: integer(
+    "max-result-bytes",
+    "AGENT_TERMINAL_MAX_RESULT_BYTES",
+    "Bound of every tool result's text (bytes, at least 64; default 262144)."
+  ),
+  maxReadBytes: integer(
+    "max-read-bytes",
+    "AGENT_TERMINAL_MAX_READ_BYTES",
+    "Bound of a terminal_read page (bytes; default 262144)."
+  ),
+  scrollbackLines: integer(
+    "scrollback-lines",
+    "AGENT_TERMINAL_SCROLLBACK_LINES",
+    "Transcript lines kept per session (default 10000)."
+  ),
+  scrollbackMaxBytes: integer(
+    "scrollback-max-bytes",
+    "AGENT_TERMINAL_SCROLLBACK_MAX_BYTES",
+    "Transcript bytes kept per session (default 4194304)."
+  ),
+  cols: integer("cols", "AGENT_TERMINAL_COLS", "Default terminal width (default 160)."),
+  rows: integer("rows", "AGENT_TERMINAL_ROWS", "Default terminal height (default 40)."),
+  shell: text("shell", "AGENT_TERMINAL_SHELL", "The shell of shell sessions (default bash)."),
+  cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one).")
+}
+
+type Parsed<O> = O extends Options.Options<infer A> ? A : never
+
+/** The settings options, as parsed. */
+export type SettingsOptions = { readonly [K in keyof typeof settingsOptions]: Parsed<(typeof settingsOptions)[K]> }
+
+/** The options of the HTTP transport. */
+export const transportOptions = {
+  http: integer("http", "AGENT_TERMINAL_HTTP_PORT", "Serve MCP over Streamable HTTP on this port (0: any free port)."),
+  host: text("host", "AGENT_TERMINAL_HTTP_HOST", "Address the HTTP server binds (default 127.0.0.1, loopback only)."),
+  sessionIdleMs: integer(
+    "session-idle-ms",
+    "AGENT_TERMINAL_SESSION_IDLE_MS",
+    "Close an HTTP MCP session and its terminals after this long without a request (ms; default 1800000)."
+  )
+}
+
+/**
+ * The sandbox of every session (docs/security.md): `--sandbox <read-only|workspace-write|danger-full-access>`
+ * (default danger-full-access), `--workspace <dir>` (default: `--cwd`, else the current directory),
+ * `--network` (the confined modes run without network unless given). Shared by `mcp` and `demo`.
+ */
+export const sandboxOptions = {
+  sandbox: Options.choice("sandbox", Sandbox.modes).pipe(
+    Options.withDescription(
+      "Confine every session with bubblewrap: read-only, workspace-write, or danger-full-access (no sandbox, " +
+        "the default). Environment: AGENT_TERMINAL_SANDBOX."
+    ),
+    Options.withFallbackConfig(Config.literal(...Sandbox.modes)("AGENT_TERMINAL_SANDBOX")),
+    Options.optional
+  ),
+  workspace: text(
+    "workspace",
+    "AGENT_TERMINAL_WORKSPACE",
+    "The sandbox's workspace root: writable in workspace-write, the default and the bound of a session's cwd " +
+      "(default: --cwd, else the current directory)."
+  ),
+  network: Options.boolean("network").pipe(
+    Options.withDescription(
+      "Let sandboxed sessions reach the network (off by default in read-only and workspace-write). " +
+        "Environment: AGENT_TERMINAL_NETWORK."
+    ),
+    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_NETWORK"))
+  )
+}
+
+/** The sandbox options, as parsed. */
+export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
+
+/** Every option of `agent-terminal mcp`. */
+export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...transportOptions }
+
+/** The options of `agent-terminal mcp`, as parsed. */
+export type McpOptions =
+  & SettingsOptions
+  & SandboxOptions
+  & { readonly [K in keyof typeof transportOptions]: Parsed<(typeof transportOptions)[K]> }
+
+const flags: Record<string, string> = {
+  timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
+  idleSilenceMs: "--idle-silence-ms / AGENT_TERMINAL_IDLE_SILENCE_MS",
+  openTimeoutMs: "--open-timeout-ms / AGENT_TERMINAL_OPEN_TIMEOUT_MS",
+  disposeGraceMs: "--dispose-grace-ms / AGENT_TERMINAL_DISPOSE_GRACE_MS",
+  maxResultBytes: "--max-result-bytes / AGENT_TERMINAL_MAX_RESULT_BYTES",
+  maxReadBytes: "--max-read-bytes / AGENT_TERMINAL_MAX_READ_BYTES",
+  scrollbackLines: "--scrollback-lines / AGENT_TERMINAL_SCROLLBACK_LINES",
+  scrollbackMaxBytes: "--scrollback-max-bytes / AGENT_TERMINAL_SCROLLBACK_MAX_BYTES",
+  cols: "--cols / AGENT_TERMINAL_COLS",
+  rows: "--rows / AGENT_TERMINAL_ROWS",
+  shell: "--shell / AGENT_TERMINAL_SHELL",
+  defaultCwd: "--cwd / AGENT_TERMINAL_CWD",
+  http: "--http / AGENT_TERMINAL_HTTP_PORT",
+  sandbox: "--sandbox / AGENT_TERMINAL_SANDBOX",
+  workspace: "--workspace / AGENT_TERMINAL_WORKSPACE",
+  network: "--network / AGENT_TERMINAL_NETWORK",
+  sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS"
+}
+
+const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
+
+/** The terminal settings the options ask for (only the given ones; the rest take the defaults). */
+export const configInput = (options: SettingsOptions): TerminalConfig.TerminalConfigInput => {
+  const input: Record<string, unknown> = {
+    timeoutMs: given(options.timeoutMs),
+    idleSilenceMs: given(options.idleSilenceMs),
+    openTimeoutMs: given(options.openTimeoutMs),
+    disposeGraceMs: given(options.disposeGraceMs),
+    maxResultBytes: given(options.maxResultBytes),
+    maxReadBytes: given(options.maxReadBytes),
+    scrollbackLines: given(options.scrollbackLines),
+    scrollbackMaxBytes: given(options.scrollbackMaxBytes),
+    cols: given(options.cols),
+    rows: given(options.rows),
+    shell: given(options.shell),
+    defaultCwd: given(options.cwd)
+  }
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined))
+}
+
+/**
+ * Validate the settings; an invalid one is reported on stderr with its flag and environment variable, the
+ * exit code set to 2, and the command does nothing else.
+ */
+export const withSettings = <A, E, R>(
+  options: SettingsOptions,
+  use: (settings: TerminalConfig.TerminalConfig, input: TerminalConfig.TerminalConfigInput) => Effect.Effect<A, E, R>
+): Effect.Effect<A | void, E, R> => {
+  const input = configInput(options)
+  return TerminalConfig.make(input).pipe(
+    Effect.matchEffect({
+      onFailure: (invalid) => refuse(invalid.field, invalid.message),
+      onSuccess: (settings) => use(settings, input)
+    })
+  )
+}
+
+/**
+ * The sandbox the options ask for: `undefined` for danger-full-access without a workspace (no sandbox layer),
+ * else the bubblewrap options, checked (an existing workspace directory; `/` is not a writable workspace).
+ */
+export const sandboxFrom = (
+  options: SandboxOptions & { readonly cwd?: Option.Option<string> }
+): Either.Either<Bubblewrap.Options | undefined, { readonly field: string; readonly message: string }> => {
+  const mode = given(options.sandbox) ?? "danger-full-access"
+  if (mode === "danger-full-access" && !options.network && Option.isNone(options.workspace)) {
+    return Either.right(undefined)
+  }
+  const sandbox: Bubblewrap.Options = {
+    mode,
+    network: options.network,
+    workspace: given(options.workspace) ?? (options.cwd === undefined ? undefined : given(options.cwd)) ??
+      process.cwd()
+  }
+  return Bubblewrap.policyOf(sandbox).pipe(
+    Either.map(() => sandbox),
+    Either.mapLeft((invalid) => ({ field: invalid.field, message: invalid.message }))
+  )
+}
+
+/** Check the sandbox options, then run `use` with them; an invalid one is refused like an invalid setting. */
+export const withSandbox = <A, E, R>(
+  options: SandboxOptions & { readonly cwd?: Option.Option<string> },
+  use: (sandbox: Bubblewrap.Options | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A | void, E, R> =>
+  Either.match(sandboxFrom(options), {
+    onLeft: (invalid) => refuse(invalid.field, invalid.message),
+    onRight: use
+  })
+
+const refuse = (field: string, message: string) =>
+  Console.error(`agent-terminal: ${message}${flags[field] === undefined ? "" : ` (${flags[field]})`}`).pipe(
+    Effect.zipRight(Effect.sync(() => {
+      process.exitCode = 2
+    }))
+  )
+
+/**
+ * Logs go to stderr only: stdout carries the stdio protocol. `NodeRuntime.runMain` installs
+ * `prettyLoggerDefault` (stdout) in place of the default logger, so both are removed.
+ */
+export const stderrLogger = Layer.mergeAll(
+  Logger.remove(Logger.defaultLogger),
+  Logger.remove(Logger.prettyLoggerDefault),
+  Logger.add(Logger.prettyLogger({ stderr: true, colors: false }))
+)
+
+/** The terminal service for these settings on this host (shared by `mcp` and `console`), sandboxed if asked. */
+export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
+  NodeTerminal.layer(input, sandbox === undefined ? {} : { sandbox })
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {
@@ -27,18 +270,76 @@ const stdinClosed = Effect.gen(function*() {
   yield* Deferred.await(closed)
 })
 
+const serveStdioWith = (
+  settings: TerminalConfig.TerminalConfig,
+  input: TerminalConfig.TerminalConfigInput,
+  sandbox?: Bubblewrap.Options
+) => {
+  const server = McpTools.layer({
+    maxResultBytes: settings.maxResultBytes,
+    ownerOf: () => Effect.succeed(stdioOwner)
+  }).pipe(
+    Layer.provide(Handlers.layer),
+    Layer.provide(McpServer.layerStdio({ ...serverInfo, stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
+    Layer.provide(terminalLayer(input, sandbox))
+  )
+  return Effect.raceFirst(Layer.launch(server), stdinClosed)
+}
+
+const serveHttpWith = (
+  settings: TerminalConfig.TerminalConfig,
+  input: TerminalConfig.TerminalConfigInput,
+  http: { readonly port: number; readonly host: string; readonly sessionIdleMs: number | undefined },
+  sandbox?: Bubblewrap.Options
+) => {
+  const announce = Layer.effectDiscard(
+    HttpServer.addressFormattedWith((address) =>
+      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`)
+    )
+  )
+  const server = HttpLayerRouter.serve(
+    McpHttp.layer({
+      ...serverInfo,
+      maxResultBytes: settings.maxResultBytes,
+      sessionIdleMs: http.sessionIdleMs,
+      path: "/mcp"
+    }),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
+    Layer.merge(announce),
+    Layer.provide(Handlers.layer),
+    Layer.provide(terminalLayer(input, sandbox)),
+    Layer.provide(NodeHttpServer.layer(createServer, { port: http.port, host: http.host }))
+  )
+  return Layer.launch(server)
+}
+
 /** Serve the terminal tools on stdio until the client disconnects. */
 export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
-  Effect.gen(function*() {
-    const settings = yield* TerminalConfig.make(config)
-    const server = McpTools.layer({
-      maxResultBytes: settings.maxResultBytes,
-      ownerOf: () => Effect.succeed(stdioOwner)
-    })
-      .pipe(
-        Layer.provide(Handlers.layer),
-        Layer.provide(McpServer.layerStdio({ ...serverInfo, stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
-        Layer.provide(NodeTerminal.layer(config))
+  TerminalConfig.make(config).pipe(
+    Effect.flatMap((settings) => serveStdioWith(settings, config)),
+    Effect.provide(stderrLogger)
+  )
+
+/** `agent-terminal mcp [--http <port>] [settings…]`. */
+export const run = (options: McpOptions) =>
+  withSettings(options, (settings, input) =>
+    withSandbox(options, (sandbox) => {
+      const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
+      const notice = unconfined
+        ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
+        : Effect.logInfo(`sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}`)
+      const port = given(options.http)
+      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return refuse("http", `invalid configuration http: a port is 0-65535, got ${port}`)
+      }
+      const sessionIdleMs = given(options.sessionIdleMs)
+      if (sessionIdleMs !== undefined && !(sessionIdleMs > 0)) {
+        return refuse("sessionIdleMs", `invalid configuration sessionIdleMs: must be positive, got ${sessionIdleMs}`)
+      }
+      return Effect.zipRight(
+        notice,
+        serveHttpWith(settings, input, { port, host: given(options.host) ?? "127.0.0.1", sessionIdleMs }, sandbox)
       )
-    yield* Effect.raceFirst(Layer.launch(server), stdinClosed)
-  }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: false }))))
+    })).pipe(Effect.provide(stderrLogger))

@@ -1,7 +1,8 @@
 /**
  * The one environment policy every spawn goes through: start from the host's environment, drop what
  * looks like a credential or lets code be injected, apply the non-interactive defaults, then the
- * embedding application's explicit trusted mapping (which wins). Nothing a model sends can change it.
+ * embedding application's explicit trusted mapping (which wins over both). Nothing a model sends can
+ * change it: no tool takes an environment, so `PATH` and the dropped names are out of its reach.
  *
  * @since 0.1.0
  */
@@ -9,27 +10,55 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
 /**
- * Names containing one of these words (any case) are dropped: they look like credentials.
+ * Names containing one of these words (any case, anywhere in the name) are dropped: they look like
+ * credentials (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `KEYCHAIN_PATH`…). Dropping too much
+ * is the safe side; the trusted mapping puts back what a session really needs.
  *
  * @since 0.1.0
  */
-export const secretWords: ReadonlyArray<string> = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSPHRASE", "CREDENTIAL"]
+export const secretWords: ReadonlyArray<string> = [
+  "KEY",
+  "SECRET",
+  "TOKEN",
+  "PASSWORD",
+  "PASSWD",
+  "PASSPHRASE",
+  "CREDENTIAL"
+]
 
 /**
- * Loader and injection variables, dropped: they run code in every process the session starts.
+ * Whole `_`-separated parts of a name that mark a credential (`SSH_AUTH_SOCK`, `NPM_CONFIG__AUTH`), kept
+ * apart from `secretWords` so `GIT_AUTHOR_NAME` survives.
+ *
+ * @since 0.1.0
+ */
+export const secretParts: ReadonlyArray<string> = ["AUTH", "COOKIE"]
+
+/**
+ * Loader and injection variables, dropped: they run code in every process the session starts (a shell's
+ * startup file, an interpreter's preload, a helper git or ssh executes), or change how the shell parses.
  *
  * @since 0.1.0
  */
 export const injectionNames: ReadonlyArray<string> = [
   "BASH_ENV",
   "ENV",
+  "ZDOTDIR",
+  "BASH_XTRACEFD",
   "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_REPL_EXTERNAL_MODULE",
   "PYTHONSTARTUP",
   "PYTHONPATH",
   "PYTHONHOME",
+  "PYTHONINSPECT",
+  "PYTHONBREAKPOINT",
   "PERL5OPT",
   "PERL5LIB",
+  "PERLLIB",
+  "PERL5DB",
   "RUBYOPT",
+  "RUBYLIB",
   "PROMPT_COMMAND",
   "PS0",
   "PS1",
@@ -39,22 +68,37 @@ export const injectionNames: ReadonlyArray<string> = [
   "BASHOPTS",
   "CDPATH",
   "GLOBIGNORE",
+  "IFS",
   "HISTFILE",
   "INPUTRC",
   "JAVA_TOOL_OPTIONS",
   "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+  "GIT_SSH",
   "GIT_SSH_COMMAND",
   "GIT_EXEC_PATH",
   "GIT_ASKPASS",
-  "SSH_ASKPASS"
+  "GIT_PROXY_COMMAND",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+  "SSH_ASKPASS",
+  "SUDO_ASKPASS",
+  "LESSOPEN",
+  "LESSCLOSE",
+  "GCONV_PATH",
+  "GLIBC_TUNABLES",
+  "MALLOC_CHECK_",
+  "MALLOC_PERTURB_"
 ]
 
 /**
- * Prefixes of loader and injection variables, dropped.
+ * Prefixes of loader and injection variables, dropped (`LD_PRELOAD`, `DYLD_INSERT_LIBRARIES`, exported
+ * bash functions `BASH_FUNC_name%%`, `GIT_CONFIG_VALUE_0`…).
  *
  * @since 0.1.0
  */
-export const injectionPrefixes: ReadonlyArray<string> = ["LD_", "DYLD_", "BASH_FUNC_"]
+export const injectionPrefixes: ReadonlyArray<string> = ["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_"]
 
 /**
  * Set in every session: programs must not wait for a pager, an editor, or a credential prompt.
@@ -72,22 +116,55 @@ export const nonInteractiveDefaults: Readonly<Record<string, string>> = {
 }
 
 /**
- * Why a host variable is not passed on, or `undefined` when it is.
+ * Why a host variable is not passed on.
+ *
+ * - `injection`: a loader or startup variable that runs code in the session's processes.
+ * - `credential`: the name looks like a secret.
+ * - `credential-url`: the value is a URL carrying a password (`postgres://user:pw@host/db`).
  *
  * @since 0.1.0
  */
-export const dropReason = (name: string): "credential" | "injection" | undefined => {
+export type DropReason = "injection" | "credential" | "credential-url"
+
+const credentialUrl = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i
+
+/**
+ * Why a host variable is not passed on, or `undefined` when it is. The value is only looked at for a
+ * password embedded in a URL.
+ *
+ * @since 0.1.0
+ */
+export const dropReason = (name: string, value?: string): DropReason | undefined => {
   const upper = name.toUpperCase()
   if (injectionNames.includes(upper) || injectionPrefixes.some((prefix) => upper.startsWith(prefix))) {
     return "injection"
   }
   if (secretWords.some((word) => upper.includes(word))) return "credential"
+  if (upper.split("_").some((part) => secretParts.includes(part))) return "credential"
+  if (value !== undefined && credentialUrl.test(value)) return "credential-url"
   return undefined
 }
 
 /**
- * The complete environment of a child: cleaned host variables, then the defaults, then the variables
- * the shell integration needs, then the trusted mapping.
+ * The host variables the policy drops, by name (never the values), for logs and audits.
+ *
+ * @since 0.1.0
+ */
+export const dropped = (
+  host: Readonly<Record<string, string | undefined>>
+): ReadonlyArray<{ readonly name: string; readonly reason: DropReason }> =>
+  Object.entries(host).flatMap(([name, value]) => {
+    const reason = value === undefined ? undefined : dropReason(name, value)
+    return reason === undefined ? [] : [{ name, reason }]
+  })
+
+/**
+ * The complete environment of a child, in this order (a later step wins):
+ *
+ * 1. the host's variables, minus every name `dropReason` rejects;
+ * 2. `nonInteractiveDefaults`;
+ * 3. the trusted mapping of the embedding application (it may set `PATH`, or put back a dropped name);
+ * 4. the shell integration's own variables (the readiness markers depend on them, so nothing overrides them).
  *
  * @since 0.1.0
  */
@@ -98,9 +175,9 @@ export const build = (options: {
 }): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(options.host)) {
-    if (value !== undefined && dropReason(name) === undefined) env[name] = value
+    if (value !== undefined && dropReason(name, value) === undefined) env[name] = value
   }
-  Object.assign(env, nonInteractiveDefaults, options.integration ?? {}, options.trusted ?? {})
+  Object.assign(env, nonInteractiveDefaults, options.trusted ?? {}, options.integration ?? {})
   return env
 }
 
@@ -114,7 +191,7 @@ export class HostEnvironment extends Context.Tag("@agent-terminal/core/HostEnvir
   {
     readonly host: Readonly<Record<string, string | undefined>>
     readonly trusted: Readonly<Record<string, string>>
-    /** The working directory of sessions opened without one. */
+    /** The working directory of sessions opened without one (outside a sandbox's workspace). */
     readonly cwd: string
   }
 >() {}

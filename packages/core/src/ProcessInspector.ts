@@ -94,6 +94,8 @@ export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessI
     readonly probe: (terminal: TerminalRef) => Effect.Effect<Probe>
     /** `rootPid` and all its descendants, each with its identity (pid + start time). */
     readonly processTree: (rootPid: number) => Effect.Effect<ReadonlyArray<ProcessInfo>>
+    /** A process's current working directory, where the platform can tell (optional). */
+    readonly cwd?: ((pid: number) => Effect.Effect<Option.Option<string>>) | undefined
   }
 >() {}
 

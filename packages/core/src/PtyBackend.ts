@@ -79,7 +79,17 @@ export interface PtyProcess {
   readonly output: Mailbox.ReadonlyMailbox<Uint8Array>
   /** Completes when the process exits (output may still be draining). */
   readonly exited: Deferred.Deferred<ExitStatus>
+  /**
+   * Completes once every byte is in the kernel (the pty's input queue), not merely queued: what a cancel
+   * waits for before it signals. Writes land whole and in call order; a pty that is gone is not an error
+   * (the session's exit reports it).
+   */
   readonly write: (data: string | Uint8Array) => Effect.Effect<void>
+  /**
+   * Drop the input no program has read yet (the flush a real ^C does), so a cancelled line is not read
+   * later; the number of bytes dropped.
+   */
+  readonly discardInput: Effect.Effect<number>
   readonly resize: (cols: number, rows: number) => Effect.Effect<void>
   /** Stop reading from the pty (flow control); the program blocks when the kernel buffer fills. */
   readonly pause: Effect.Effect<void>

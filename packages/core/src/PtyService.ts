@@ -26,6 +26,7 @@ import type { OwnerId, SessionId } from "./Ids.js"
 import * as service from "./internal/service.js"
 import type { ProcessInspector } from "./ProcessInspector.js"
 import type { PtyBackend } from "./PtyBackend.js"
+import type * as Sandbox from "./Sandbox.js"
 import type {
   CloseResult,
   OpenRequest,
@@ -39,6 +40,7 @@ import type {
   SignalResult
 } from "./Session.js"
 import type { ShellDialect } from "./ShellDialect.js"
+import type { TaskRuntime } from "./TaskRuntime.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 
 /**
@@ -47,6 +49,24 @@ import * as TerminalConfig from "./TerminalConfig.js"
  * @since 0.1.0
  */
 export type LookupError = SessionNotFound | ForeignSession
+
+/**
+ * What `cancel` did.
+ *
+ * @since 0.1.0
+ */
+export interface CancelResult {
+  /** A send was in flight and has been stopped. */
+  readonly cancelled: boolean
+  /** Its input had reached the terminal; `false` when the cancel won before the write (nothing written). */
+  readonly written: boolean
+  /** Bytes of input no program had read yet, dropped (the flush a real ^C does). */
+  readonly discarded: number
+  /** The process groups that received `SIGINT`, in order (empty: nothing written, or no group resolvable). */
+  readonly signalled: ReadonlyArray<number>
+  /** The background task that was killed, when the send in flight was one. */
+  readonly taskId?: string
+}
 
 /**
  * @since 0.1.0
@@ -77,6 +97,14 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       sessionId: SessionId,
       signal: SignalName
     ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited>
+    /**
+     * Stop the session's send in flight (the same as interrupting the fiber that runs it): a cancel that wins
+     * before the write means the input is never written; otherwise the write lands, unread input is
+     * dropped, and the terminal's foreground group gets a real `SIGINT` (not `\x03`: programs that turned
+     * `ISIG` off stop too). Returns once the signal is delivered and the session's send slot is free. The
+     * cancelled send ends interrupted. A background send is killed through the task runtime.
+     */
+    readonly cancel: (owner: OwnerId, sessionId: SessionId) => Effect.Effect<CancelResult, LookupError>
     /** End the session and its whole process tree. */
     readonly close: (
       owner: OwnerId,
@@ -86,6 +114,18 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
     readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<SessionInfo>>
     /** Close every session of an owner (its connection ended). */
     readonly closeOwner: (owner: OwnerId) => Effect.Effect<void>
+    /**
+     * Set the sandbox policy of an owner's next sessions — a decision of the embedding application, never
+     * of the model (no tool reaches it). Refused with `SandboxInUse` while the owner has open or opening
+     * sessions under another policy: a session keeps the confinement it was opened with, so the owner's
+     * policy and its sessions' never disagree. Setting the policy in force is a no-op.
+     */
+    readonly configureSandbox: (
+      owner: OwnerId,
+      policy: Sandbox.Policy
+    ) => Effect.Effect<void, Sandbox.SandboxInUse | InvalidConfig>
+    /** The sandbox policy an owner's sessions are opened with now. */
+    readonly sandboxOf: (owner: OwnerId) => Effect.Effect<Sandbox.Policy>
   }
 >() {}
 
@@ -97,14 +137,20 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
 export const make = service.make
 
 /**
- * The service, over whatever backend, inspector, dialect and environment are provided.
+ * The service, over whatever backend, inspector, dialect, environment and sandbox are provided.
  *
  * @since 0.1.0
  */
 export const layer: Layer.Layer<
   PtyService,
   never,
-  PtyBackend | ProcessInspector | ShellDialect | HostEnvironment | TerminalConfig.TerminalSettings
+  | PtyBackend
+  | ProcessInspector
+  | ShellDialect
+  | HostEnvironment
+  | TaskRuntime
+  | Sandbox.Sandbox
+  | TerminalConfig.TerminalSettings
 > = Layer.scoped(PtyService, service.make)
 
 /**
@@ -114,5 +160,8 @@ export const layer: Layer.Layer<
  */
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput
-): Layer.Layer<PtyService, InvalidConfig, PtyBackend | ProcessInspector | ShellDialect | HostEnvironment> =>
-  layer.pipe(Layer.provide(TerminalConfig.layer(config)))
+): Layer.Layer<
+  PtyService,
+  InvalidConfig,
+  PtyBackend | ProcessInspector | ShellDialect | HostEnvironment | TaskRuntime | Sandbox.Sandbox
+> => layer.pipe(Layer.provide(TerminalConfig.layer(config)))

@@ -23,10 +23,18 @@ export type SessionType = typeof SessionType.Type
  * - `inferred_idle`: no output for a while — a guess; the program may still be running.
  * - `timeout`: the deadline passed; nothing was killed.
  * - `session_exit`: the session's program exited.
+ * - `background`: the send runs on as a background task (`taskId`); nothing was waited for.
  *
  * @since 0.1.0
  */
-export const WaitReason = Schema.Literal("prompt", "stdin_read", "inferred_idle", "timeout", "session_exit")
+export const WaitReason = Schema.Literal(
+  "prompt",
+  "stdin_read",
+  "inferred_idle",
+  "timeout",
+  "session_exit",
+  "background"
+)
 /** @since 0.1.0 */
 export type WaitReason = typeof WaitReason.Type
 
@@ -107,7 +115,9 @@ export const SendRequest = Schema.Struct({
   paste: Schema.optional(Schema.String),
   submit: Schema.optional(Schema.Boolean),
   timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
-  idleMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive()))
+  idleMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
+  /** Return at once with a `taskId`; the send runs on until the prompt is back (or the session ends). */
+  background: Schema.optional(Schema.Boolean)
 })
 /** @since 0.1.0 */
 export type SendRequest = typeof SendRequest.Type
@@ -138,6 +148,8 @@ export const SendResult = Schema.Struct({
   truncated: Schema.Boolean,
   /** The shell is at a continuation prompt: the command line is unfinished (unclosed quote, heredoc…). */
   continuation: Schema.optional(Schema.Boolean),
+  /** The background task running this send (`background: true`). */
+  taskId: Schema.optional(Schema.String),
   elapsedMs: Schema.Number
 })
 /** @since 0.1.0 */

@@ -40,7 +40,13 @@ export const TerminalConfigSchema = Schema.Struct({
   /** The shell a `shell` session runs. */
   shell: Schema.optionalWith(Schema.String, { default: () => "bash" }),
   /** Working directory of new sessions when none is given. */
-  defaultCwd: Schema.optional(Schema.String)
+  defaultCwd: Schema.optional(Schema.String),
+  /** A one-shot run's overall bound (`exec`): 30 min; the tree is killed when it passes. 0: none. */
+  execTimeoutMs: positive("execTimeoutMs", 1_800_000),
+  /** A one-shot run's no-output watchdog: 10 min without output or input kills the tree. 0: none. */
+  execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", 600_000),
+  /** How long a foreground run (and a waiting `process poll`) holds the call before it returns a task id. */
+  execYieldMs: positive("execYieldMs", 30_000)
 })
 
 /**
@@ -73,10 +79,17 @@ const positiveFields = [
   "rows"
 ] as const
 
+const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs"] as const
+
 const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
   for (const field of positiveFields) {
     if (!(config[field] > 0)) {
       return new InvalidConfig({ field, reason: `must be a positive integer, got ${config[field]}` })
+    }
+  }
+  for (const field of nonNegativeFields) {
+    if (!(config[field] >= 0)) {
+      return new InvalidConfig({ field, reason: `must be a non-negative integer (0: none), got ${config[field]}` })
     }
   }
   if (config.handoffGraceMs < config.pollIntervalMs) {

@@ -9,6 +9,10 @@ export * as Errors from "./Errors.js"
 /**
  * @since 0.1.0
  */
+export * as Exec from "./Exec.js"
+/**
+ * @since 0.1.0
+ */
 export * as Ids from "./Ids.js"
 /**
  * @since 0.1.0
@@ -25,6 +29,10 @@ export * as PtyService from "./PtyService.js"
 /**
  * @since 0.1.0
  */
+export * as Sandbox from "./Sandbox.js"
+/**
+ * @since 0.1.0
+ */
 export * as Session from "./Session.js"
 /**
  * @since 0.1.0
@@ -34,6 +42,10 @@ export * as ShellDialect from "./ShellDialect.js"
  * @since 0.1.0
  */
 export * as StdinEvidence from "./StdinEvidence.js"
+/**
+ * @since 0.1.0
+ */
+export * as TaskRuntime from "./TaskRuntime.js"
 /**
  * @since 0.1.0
  */

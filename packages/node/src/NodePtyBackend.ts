@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Errors, PtyBackend } from "@agent-terminal/core"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,6 +16,8 @@ import * as Option from "effect/Option"
 import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import * as path from "node:path"
+import { discardPendingInput, makePtyWriter } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
 
@@ -35,6 +38,35 @@ const checkCwd = (cwd: string) =>
     )
   )
 
+const executable = (file: string): boolean => {
+  try {
+    fs.accessSync(file, fs.constants.X_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The program must exist before it is wrapped (in the cgroup join, the sandbox): afterwards a missing
+ * program is only an exit status 127 of the wrapper, not the clear `SpawnFailed` a caller needs.
+ */
+const checkProgram = (request: PtyBackend.SpawnRequest) =>
+  Effect.suspend(() => {
+    const { file } = request
+    const found = file.includes("/")
+      ? executable(path.resolve(request.cwd, file))
+      : (request.env.PATH ?? "").split(":").some((dir) => dir !== "" && executable(path.join(dir, file)))
+    return found
+      ? Effect.void
+      : Effect.fail(
+        new Errors.SpawnFailed({
+          command: file,
+          reason: file.includes("/") ? "no such executable file" : "not found in PATH"
+        })
+      )
+  })
+
 const signalName = (signal: number | undefined): string | null => {
   if (signal === undefined || signal === 0) return null
   const entry = Object.entries(os.constants.signals).find(([, value]) => value === signal)
@@ -49,6 +81,7 @@ const signalName = (signal: number | undefined): string | null => {
 export const spawn = (request: PtyBackend.SpawnRequest) =>
   Effect.gen(function*() {
     yield* checkCwd(request.cwd)
+    yield* checkProgram(request)
     const container = yield* Teardown.contain(request.label, { graceMs: request.disposeGraceMs })
     const argv = container.wrap(request.file, request.args)
     const output = yield* Mailbox.make<Uint8Array>()
@@ -66,8 +99,11 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       catch: (error) => new Errors.SpawnFailed({ command: request.file, reason: String(error) })
     })
     let paused = false
+    // Polls only while paused; stops for good once the session is torn down (its reader no longer drains the
+    // mailbox, which would otherwise keep this loop, and the event loop, spinning forever).
+    let stopped = false
     const drainCheck = () => {
-      if (!paused) return
+      if (!paused || stopped) return
       const size = Option.getOrElse(output.unsafeSize(), () => 0)
       if (size < LOW_WATER) {
         paused = false
@@ -89,13 +125,36 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       output.unsafeDone(Exit.void)
     })
     const pid = terminal.pid
+    const rootStart = yield* Teardown.startTimeOf(pid)
     const tracked = yield* container.track(pid)
-    const ttyPath = (terminal as unknown as { _pty?: string })._pty
+    yield* Effect.logDebug("session contained").pipe(
+      Effect.annotateLogs({
+        session: request.label,
+        pid,
+        containment: container.kind,
+        ...Option.match(container.cgroup, { onNone: () => ({}), onSome: (cgroup) => ({ cgroup: cgroup.path }) })
+      })
+    )
+    const internals = terminal as unknown as {
+      readonly _pty?: string
+      readonly _fd?: number
+      readonly _socket?: { readonly destroyed: boolean; readonly destroy: () => void }
+    }
+    const ttyPath = internals._pty
+    const socket = internals._socket
+    const isOpen = () => socket !== undefined && !socket.destroyed
+    const writer = typeof internals._fd === "number" ? makePtyWriter(internals._fd, isOpen) : undefined
 
+    // The tree is dead. Whatever still holds the pty slave (a daemon that escaped the sweep, a process
+    // outside the tree) would hold node-pty's exit event back until its socket times out: close our end now,
+    // the output left is of no interest to a closing session.
     const finishExit = Effect.suspend(() =>
       Deferred.isDone(exited).pipe(
         Effect.flatMap((done) =>
-          done ? Effect.void : Deferred.await(exited).pipe(
+          done ? Effect.void : Effect.sync(() => {
+            if (isOpen()) socket!.destroy()
+          }).pipe(
+            Effect.zipRight(Deferred.await(exited)),
             Effect.timeout(EXIT_GRACE_MS),
             Effect.catchAll(() =>
               Effect.sync(() => {
@@ -108,12 +167,14 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       )
     )
 
-    const terminate = tracked.terminate.pipe(
-      Effect.tap((report) => report.survivors.length === 0 ? finishExit : Effect.void),
-      Effect.flatMap((report) =>
-        report.survivors.length === 0
-          ? Effect.succeed(report)
-          : Effect.fail(new Errors.CleanupFailed({ sessionId: request.label, survivors: [...report.survivors] }))
+    let finished: PtyBackend.TeardownReport | undefined
+    const terminate = Effect.suspend(() =>
+      finished !== undefined ? Effect.succeed(finished) : tracked.terminate.pipe(
+        Effect.flatMap((report) =>
+          report.survivors.length === 0
+            ? Effect.zipRight(finishExit, Effect.sync(() => (finished = report)))
+            : Effect.fail(new Errors.CleanupFailed({ sessionId: request.label, survivors: [...report.survivors] }))
+        )
       )
     )
 
@@ -121,13 +182,12 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       terminate.pipe(
         Effect.catchAll((error) => Effect.logWarning("teardown left survivors", error.survivors)),
         Effect.ensuring(Effect.sync(() => {
+          writer?.close()
+          stopped = true
           onData.dispose()
           onExit.dispose()
-          try {
-            terminal.kill("SIGKILL")
-          } catch {
-            // already gone
-          }
+          // node-pty's own kill/destroy signal the pid blindly, which may be another process's by now
+          if (Option.isSome(rootStart)) Teardown.killIfSame(pid, rootStart.value)
         }))
       )
     )
@@ -139,15 +199,19 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       output,
       exited,
       write: (data: string | Uint8Array) =>
-        Effect.sync(() => {
-          try {
-            terminal.write(typeof data === "string" ? data : Buffer.from(data))
-          } catch {
-            // the pty is gone: the exit tier reports it
-          }
-        }),
+        writer !== undefined
+          ? writer.write(typeof data === "string" ? Buffer.from(data, "utf8") : data)
+          : Effect.sync(() => {
+            try {
+              terminal.write(typeof data === "string" ? data : Buffer.from(data))
+            } catch {
+              // the pty is gone: the exit tier reports it
+            }
+          }),
+      discardInput: Effect.sync(() => ttyPath !== undefined && isOpen() ? discardPendingInput(ttyPath) : 0),
       resize: (cols: number, rows: number) =>
         Effect.sync(() => {
+          if (!isOpen()) return
           try {
             terminal.resize(cols, rows)
           } catch {
@@ -162,14 +226,36 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
   })
 
 /**
- * The node-pty backend layer.
+ * The node-pty backend over whatever containment services are provided.
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<PtyBackend.PtyBackend> = Layer.effect(
-  PtyBackend.PtyBackend,
-  Effect.map(
-    Effect.context<Teardown.Cgroups | Teardown.HostExit>(),
-    (context) => PtyBackend.PtyBackend.of({ spawn: (request) => Effect.provide(spawn(request), context) })
+export const layerWithoutTeardown: Layer.Layer<PtyBackend.PtyBackend, never, Teardown.Cgroups | Teardown.HostExit> =
+  Layer.effect(
+    PtyBackend.PtyBackend,
+    Effect.gen(function*() {
+      // Only these two services: the layer's whole context would also carry the layer's own Scope, and
+      // every session's cgroup, host-exit tracking and finalizer would then live as long as the layer.
+      const context = Context.make(Teardown.Cgroups, yield* Teardown.Cgroups).pipe(
+        Context.add(Teardown.HostExit, yield* Teardown.HostExit)
+      )
+      return PtyBackend.PtyBackend.of({ spawn: (request) => Effect.provide(spawn(request), context) })
+    })
   )
-).pipe(Layer.provide(Teardown.layer))
+
+/**
+ * The node-pty backend layer: a cgroup per session where cgroup v2 is writable, the sweep otherwise.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<PtyBackend.PtyBackend> = layerWithoutTeardown.pipe(Layer.provide(Teardown.layer))
+
+/**
+ * The node-pty backend with the identity-fenced sweep only, never a cgroup (the fallback of hosts without a
+ * writable cgroup v2, measured by the benchmarks on hosts that have one).
+ *
+ * @since 0.1.0
+ */
+export const layerSweep: Layer.Layer<PtyBackend.PtyBackend> = layerWithoutTeardown.pipe(
+  Layer.provide(Layer.merge(Teardown.layerCgroupsDisabled, Teardown.layerHostExit))
+)

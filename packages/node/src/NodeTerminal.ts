@@ -1,13 +1,16 @@
 /**
  * Everything a Node program on this host needs for terminal sessions, wired once: the service over the
- * node-pty backend, the platform's process inspector, the bash dialect and the host environment.
+ * node-pty backend, the platform's process inspector, the bash dialect, the host environment and the sandbox
+ * (none by default; bubblewrap when configured).
  *
  * @since 0.1.0
  */
-import { EnvPolicy, ProcessInspector, PtyService, TerminalConfig } from "@agent-terminal/core"
+import { EnvPolicy, ProcessInspector, PtyService, Sandbox, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
 import * as BashDialect from "./BashDialect.js"
+import * as Bubblewrap from "./Bubblewrap.js"
 import * as LinuxInspector from "./LinuxInspector.js"
+import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
 
 /**
@@ -20,23 +23,57 @@ export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = pr
   : ProcessInspector.layerNoop
 
 /**
- * The host's environment, with an optional trusted mapping from the embedding application.
+ * The host's environment (this process's, unless another is given), with an optional trusted mapping from
+ * the embedding application.
  *
  * @since 0.1.0
  */
-export const hostEnvironmentLayer = (trusted: Readonly<Record<string, string>> = {}) =>
-  EnvPolicy.layer({ host: process.env, trusted, cwd: process.cwd() })
+export const hostEnvironmentLayer = (
+  trusted: Readonly<Record<string, string>> = {},
+  host: Readonly<Record<string, string | undefined>> = process.env
+) => EnvPolicy.layer({ host, trusted, cwd: process.cwd() })
 
 /**
- * `PtyService` and `ProcessInspector` for this host, with validated settings.
+ * The options of the bubblewrap sandbox.
+ *
+ * @since 0.1.0
+ */
+export type SandboxOptions = Bubblewrap.Options
+
+/**
+ * The sandbox: bubblewrap with `options` as every owner's default policy, or none (`danger-full-access`).
+ *
+ * @since 0.1.0
+ */
+export const sandboxLayer = (options?: Bubblewrap.Options) =>
+  options === undefined ? Sandbox.layerNone : Bubblewrap.layer(options)
+
+/**
+ * `PtyService`, `Exec` (one-shot runs), `ProcessInspector` and `TaskRuntime` for this host, with validated
+ * settings.
  *
  * @since 0.1.0
  */
 export const layer = (
   config: TerminalConfig.TerminalConfigInput = {},
-  options: { readonly trustedEnv?: Readonly<Record<string, string>> } = {}
+  options: {
+    readonly trustedEnv?: Readonly<Record<string, string>>
+    /** The host environment sessions start from (default: this process's). */
+    readonly hostEnv?: Readonly<Record<string, string | undefined>>
+    /** Confine sessions with bubblewrap (default: no sandbox, `danger-full-access`). */
+    readonly sandbox?: Bubblewrap.Options
+    /** `sweep`: never a cgroup, always the identity-fenced sweep (default `auto`: a cgroup where possible). */
+    readonly containment?: "auto" | "sweep"
+  } = {}
 ) =>
-  PtyService.layerConfig(config).pipe(
+  NodeExec.layerConfig(config, { containment: options.containment }).pipe(
+    Layer.provideMerge(PtyService.layerConfig(config)),
     Layer.provideMerge(inspectorLayer),
-    Layer.provide(Layer.mergeAll(NodePtyBackend.layer, BashDialect.layer, hostEnvironmentLayer(options.trustedEnv)))
+    Layer.provideMerge(TaskRuntime.layer),
+    Layer.provide(Layer.mergeAll(
+      options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
+      BashDialect.layer,
+      hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
+      sandboxLayer(options.sandbox)
+    ))
   )

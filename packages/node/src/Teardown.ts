@@ -14,8 +14,9 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as cgroup from "./internal/cgroup.js"
 import * as hostExit from "./internal/hostExit.js"
-import { nodeProcReader, nodeSignaller, parseStat } from "./internal/procTable.js"
+import { identityHolds, nodeProcReader, nodeSignaller, parseStat } from "./internal/procTable.js"
 import * as internalSweep from "./internal/sweep.js"
+import { refusal } from "./internal/treeTracker.js"
 
 const nodeEnv = (): internalSweep.TreeEnv => ({
   reader: nodeProcReader,
@@ -72,6 +73,23 @@ export const startTimeOf = (pid: number): Effect.Effect<Option.Option<number>> =
     const text = nodeProcReader.stat(pid)
     return Option.fromNullable(text === undefined ? undefined : parseStat(text)?.startTime)
   })
+
+/**
+ * SIGKILL one process, only while `pid` still belongs to the process that started at `startTime` (a
+ * recycled pid is never hit), and never ourselves, an ancestor, our own process group or pid 1. True when
+ * it was signalled.
+ *
+ * @since 0.1.0
+ */
+export const killIfSame = (pid: number, startTime: number): boolean => {
+  const env = nodeEnv()
+  const text = env.reader.stat(pid)
+  const info = text === undefined ? undefined : parseStat(text)
+  if (info === undefined || !identityHolds(env.reader, pid, startTime)) return false
+  if (refusal(internalSweep.guardFromReader(env), info) !== undefined) return false
+  env.signal(pid, "SIGKILL")
+  return true
+}
 
 /**
  * Options of a graceful cgroup teardown.

@@ -5,11 +5,19 @@ export * as BashDialect from "./BashDialect.js"
 /**
  * @since 0.1.0
  */
+export * as Bubblewrap from "./Bubblewrap.js"
+/**
+ * @since 0.1.0
+ */
 export * as LinuxInspector from "./LinuxInspector.js"
 /**
  * @since 0.1.0
  */
 export * as MacInspector from "./MacInspector.js"
+/**
+ * @since 0.1.0
+ */
+export * as NodeExec from "./NodeExec.js"
 /**
  * @since 0.1.0
  */

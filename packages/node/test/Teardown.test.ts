@@ -89,7 +89,7 @@ describe("sweep identity (scripted /proc)", () => {
   const self = { pid: SELF, ppid: 40, pgid: SELF, sid: 40, start: 1, state: "S" }
   const parent = { pid: 40, ppid: 1, pgid: 40, sid: 40, start: 1, state: "S" }
 
-  it.live("never signals a pid whose start time changed", () =>
+  it.live("never signals a pid whose start time changed (21)", () =>
     Effect.gen(function*() {
       const world = fakeWorld(SELF, [
         parent,
@@ -110,7 +110,7 @@ describe("sweep identity (scripted /proc)", () => {
       expect(report).toEqual({ containment: "sweep", signalled: 1, survivors: [] })
     }))
 
-  it.live("never signals a recycled root, nor the groups of the new holder", () =>
+  it.live("never signals a recycled root, nor the groups of the new holder (21)", () =>
     Effect.gen(function*() {
       const world = fakeWorld(SELF, [
         parent,
@@ -123,7 +123,7 @@ describe("sweep identity (scripted /proc)", () => {
       expect(report.survivors).toEqual([])
     }))
 
-  it.live("counts zombies as gone and finds orphans through the tree's group", () =>
+  it.live("counts zombies as gone and finds orphans through the tree's group (21, 19)", () =>
     Effect.gen(function*() {
       const world = fakeWorld(SELF, [
         parent,
@@ -139,7 +139,7 @@ describe("sweep identity (scripted /proc)", () => {
       expect(report).toEqual({ containment: "sweep", signalled: 2, survivors: [] })
     }))
 
-  it.live("never signals our own process group, and reports its members as survivors", () =>
+  it.live("never signals our own process group, and reports its members as survivors (23, 20)", () =>
     Effect.gen(function*() {
       const world = fakeWorld(SELF, [
         parent,
@@ -157,7 +157,7 @@ describe("sweep identity (scripted /proc)", () => {
       expect(report.survivors).toEqual([107])
     }))
 
-  it.live("refuses to sweep ourselves or an ancestor", () =>
+  it.live("refuses to sweep ourselves or an ancestor (23)", () =>
     Effect.gen(function*() {
       const world = fakeWorld(SELF, [
         parent,
@@ -258,7 +258,7 @@ describe("sweep (real processes)", () => {
       expect(again).toEqual({ containment: "sweep", signalled: 0, survivors: [] })
     }))
 
-  it.scopedLive("leaves processes of our own group alone and reports them (retry keeps reporting)", () =>
+  it.scopedLive("leaves processes of our own group alone and reports them by pid; a retry reports them again (20, 23)", () =>
     Effect.gen(function*() {
       const tree = yield* spawnTree("bash", ["-c", "sleep 100 & wait"], { detached: false })
       yield* waitUntil(() => childrenOf(tree.pid).length >= 1)
@@ -271,6 +271,19 @@ describe("sweep (real processes)", () => {
       expect(retry.survivors).toEqual(report.survivors)
       process.kill(sleeper, "SIGKILL")
       process.kill(tree.pid, "SIGKILL")
+    }))
+
+  it.scopedLive("killIfSame kills only the process that still holds its start time (21)", () =>
+    Effect.gen(function*() {
+      const tree = yield* bashTree("sleep 100")
+      const startTime = Option.getOrThrow(yield* Teardown.startTimeOf(tree.pid))
+      expect(Teardown.killIfSame(tree.pid, startTime + 1)).toBe(false)
+      expect(alive(tree.pid)).toBe(true)
+      expect(Teardown.killIfSame(process.pid, Option.getOrThrow(yield* Teardown.startTimeOf(process.pid)))).toBe(false)
+      expect(Teardown.killIfSame(tree.pid, startTime)).toBe(true)
+      yield* tree.exited
+      expect(alive(tree.pid)).toBe(false)
+      expect(Teardown.killIfSame(tree.pid, startTime)).toBe(false)
     }))
 })
 

@@ -4,25 +4,38 @@
  * screen, and reports our shell markers at their exact position in the stream. Rows that scroll off the
  * screen are final: they move into the bounded line log, and into any open output capture.
  *
+ * Bytes are decoded here (WHATWG UTF-8, streaming: a code point split across chunks is joined, invalid
+ * bytes become U+FFFD) rather than by xterm, whose decoder drops invalid bytes and loses a character
+ * whose continuation byte `0x80` ends a chunk (`—`, `‘`, `…`). A clear screen (`ESC [2J`) scrolls the
+ * screen into the log as VTE does, and a full reset (`ESC c`) keeps the log and the row numbering going.
+ *
  * @since 0.1.0
  */
 import { Unicode11Addon } from "@xterm/addon-unicode11"
 import xterm from "@xterm/headless"
+import type { Captured, CapturedLine, Position } from "./Capture.js"
+import { Capture, omissionLine } from "./Capture.js"
+import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
+import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
+import { boundStringSequences, coreOf, SmallOscHandler } from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
 import * as Paging from "./Paging.js"
 import * as ShellMarkers from "./ShellMarkers.js"
 import * as Utf8 from "./Utf8.js"
 
 /**
- * A place in the stream: an absolute row (counted from the session's first row, never reused) and a
- * column.
+ * A send's output capture and its omission line (defined in `Capture`, re-exported for the emulator's users).
  *
  * @since 0.1.0
  */
-export interface Position {
-  readonly row: number
-  readonly col: number
-}
+export { Capture, omissionLine }
+
+/**
+ * Positions in the stream and rendered captures (defined in `Capture`).
+ *
+ * @since 0.1.0
+ */
+export type { Captured, Position }
 
 /**
  * @since 0.1.0
@@ -69,150 +82,47 @@ export interface Screen {
 }
 
 /**
- * The text that appeared between two positions, bounded: over the budget the head and the tail are kept
- * and the middle is counted.
+ * The longest marker payload accepted; a longer OSC 7331 is no marker of ours and is dropped as it
+ * streams.
  *
  * @since 0.1.0
  */
-export interface Captured {
-  readonly text: string
-  readonly truncated: boolean
-  readonly omittedLines: number
-  readonly omittedBytes: number
-}
+export const MARKER_PAYLOAD_LIMIT = 1024
 
-interface CapturedLine {
-  readonly row: number
-  text: string
-}
+/**
+ * The longest payload of any other OSC or DCS sequence the emulator holds (titles, colors, status
+ * requests); beyond it the sequence is dropped as it streams, through its terminator, so an unterminated
+ * sequence costs no memory however long it runs.
+ *
+ * @since 0.1.0
+ */
+export const STRING_PAYLOAD_LIMIT = 8192
 
 const XTERM_SCROLLBACK = 64
+/** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
+const HARVEST_BATCH = 16
 
 /**
- * The line that stands for the middle of an output too large to return whole.
+ * A session's terminal: feed it the program's output (`write`), ask it where the cursor is, what a send
+ * printed (`capture` / `finish`), what the screen shows (`screen`), and page its transcript (`page`).
  *
- * @since 0.1.0
- */
-export const omissionLine = (lines: number, bytes: number): string =>
-  `… [${lines} line${lines === 1 ? "" : "s"} (${bytes} bytes) omitted] …`
-
-/**
- * Collects the logical lines that scroll off the screen after `start`, keeping a bounded head and tail.
- *
- * @since 0.1.0
- */
-export class Capture {
-  #start: Position
-  readonly #budget: number
-  readonly #head: Array<CapturedLine> = []
-  #headBytes = 0
-  #headFull = false
-  readonly #tail: Array<CapturedLine> = []
-  #tailBytes = 0
-  #omittedLines = 0
-  #omittedBytes = 0
-  /** @internal */
-  closed = false
-
-  /** @internal */
-  constructor(start: Position, budget: number) {
-    this.#start = start
-    this.#budget = budget
-  }
-
-  /** Where the capture begins. */
-  get start(): Position {
-    return this.#start
-  }
-
-  /** @internal */
-  pushRow(row: number, text: string, wrapped: boolean): void {
-    if (row < this.#start.row) return
-    const last = this.#tail.length > 0 ? this.#tail[this.#tail.length - 1] : this.#head[this.#head.length - 1]
-    if (wrapped && last !== undefined && last.row < row) {
-      this.#extend(last, text)
-      return
-    }
-    this.#pushLine({ row, text })
-  }
-
-  /** Forget what was captured before `position` (e.g. the echo of a command line before its start marker). */
-  rebase(position: Position): void {
-    if (position.row < this.#start.row) return
-    this.#start = position
-    const keep = (line: CapturedLine) => line.row >= position.row
-    const head = this.#head.filter(keep)
-    const tail = this.#tail.filter(keep)
-    this.#head.length = 0
-    this.#tail.length = 0
-    this.#headBytes = 0
-    this.#tailBytes = 0
-    this.#headFull = false
-    for (const line of [...head, ...tail]) this.#pushLine(line)
-  }
-
-  /** @internal */
-  get head(): ReadonlyArray<CapturedLine> {
-    return this.#head
-  }
-
-  /** @internal */
-  get tail(): ReadonlyArray<CapturedLine> {
-    return this.#tail
-  }
-
-  /** @internal */
-  get omitted(): { readonly lines: number; readonly bytes: number } {
-    return { lines: this.#omittedLines, bytes: this.#omittedBytes }
-  }
-
-  #pushLine(line: CapturedLine): void {
-    const bytes = Utf8.byteLength(line.text) + 1
-    if (!this.#headFull && this.#headBytes + bytes <= this.#budget) {
-      this.#head.push(line)
-      this.#headBytes += bytes
-      return
-    }
-    this.#headFull = true
-    this.#tail.push(line)
-    this.#tailBytes += bytes
-    this.#trimTail()
-  }
-
-  #extend(line: CapturedLine, text: string): void {
-    const bytes = Utf8.byteLength(text)
-    line.text += text
-    if (this.#tail.length > 0 || this.#headFull) {
-      this.#tailBytes += bytes
-      this.#trimTail()
-    } else {
-      this.#headBytes += bytes
-    }
-  }
-
-  #trimTail(): void {
-    while (this.#tailBytes > this.#budget && this.#tail.length > 1) {
-      const dropped = this.#tail.shift()!
-      const bytes = Utf8.byteLength(dropped.text) + 1
-      this.#tailBytes -= bytes
-      this.#omittedLines++
-      this.#omittedBytes += bytes
-    }
-  }
-}
-
-/**
  * @since 0.1.0
  */
 export class Emulator {
   readonly log: LineLog.LineLog
   readonly #terminal: xterm.Terminal
-  readonly #core: any
-  readonly #captures = new Set<Capture>()
-  readonly #disposers: Array<{ dispose(): void }> = []
+  readonly #core: Core
+  readonly #decoder = new TextDecoder("utf-8")
+  #captures: Array<Capture> = []
+  readonly #disposers: Array<Disposable> = []
+  #normal: CoreBuffer
+  #trimListener: Disposable
+  /** Absolute row of the current normal buffer's first line (moves on a full reset). */
+  #origin = 0
   #trimmed = 0
   #harvested = 0
   #lost = 0
+  #scrolls = 0
 
   constructor(options: EmulatorOptions, hooks: EmulatorHooks) {
     this.log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
@@ -222,42 +132,77 @@ export class Emulator {
       scrollback: XTERM_SCROLLBACK,
       allowProposedApi: true,
       logLevel: "off",
+      scrollOnEraseInDisplay: true,
+      // xterm passes `CSI t` to our handler only for the window operations enabled here
       windowOptions: { getWinSizeChars: true, getCellSizePixels: true, getWinSizePixels: true }
     })
-    this.#core = (this.#terminal as any)._core
+    this.#core = coreOf(this.#terminal)
     this.#terminal.loadAddon(new Unicode11Addon())
     this.#terminal.unicode.activeVersion = "11"
     this.#disposers.push(
+      this.#terminal.parser.registerDcsHandler({ intermediates: "+", final: "q" }, (data) => {
+        hooks.onReply(capabilityReplies(data))
+        return true
+      })
+    )
+    boundStringSequences(this.#core, STRING_PAYLOAD_LIMIT)
+    this.#normal = this.#core._bufferService.buffers.normal
+    this.#trimListener = this.#listenTrim(this.#normal)
+    const markers = new SmallOscHandler(MARKER_PAYLOAD_LIMIT, (payload) => hooks.onMarker(payload, this.cursor()))
+    const palette = new Palette()
+    this.#disposers.push(
       this.#terminal.onData(hooks.onReply),
       this.#terminal.onBinary(hooks.onReply),
-      this.#terminal.parser.registerOscHandler(ShellMarkers.OSC_NUMBER, (payload) => {
-        hooks.onMarker(payload, this.cursor())
+      this.#core._inputHandler.onColor((requests) => {
+        const answer = palette.handle(requests)
+        if (answer !== "") hooks.onReply(answer)
+      }),
+      this.#terminal.parser.registerCsiHandler({ final: "t" }, (params) => {
+        const answer = windowPixels(Number(params[0] ?? 0), this.#terminal.cols, this.#terminal.rows)
+        if (answer === undefined) return false
+        hooks.onReply(answer)
         return true
       }),
-      this.#normal.lines.onTrim((amount: number) => {
-        this.#trimmed += amount
+      this.#core._inputHandler._parser.registerOscHandler(ShellMarkers.OSC_NUMBER, markers),
+      this.#terminal.parser.registerEscHandler({ final: "c" }, () => {
+        this.#beforeReset()
+        return false
       }),
-      this.#terminal.onScroll(() => this.#harvest())
+      this.#core._bufferService.buffers.onBufferActivate(() => this.#afterBufferSwitch()),
+      this.#core._bufferService.onScroll(() => {
+        if (++this.#scrolls >= HARVEST_BATCH) this.#harvest()
+      }),
+      // erasing the scrollback (`CSI 3 J`, as `clear` sends it) drops rows: log them first
+      this.#terminal.parser.registerCsiHandler({ final: "J" }, (params) => {
+        if (params[0] === 3) this.#harvest()
+        return false
+      }),
+      this.#terminal.parser.registerCsiHandler({ prefix: "?", final: "J" }, (params) => {
+        if (params[0] === 3) this.#harvest()
+        return false
+      })
     )
-  }
-
-  get #normal(): any {
-    return this.#core._bufferService.buffers.normal
   }
 
   /**
    * Parse output synchronously: when this returns, markers fired, queries were answered and the screen
-   * and the log are up to date.
+   * and the log are up to date. Bytes are decoded as a UTF-8 stream; a string is taken as decoded text.
    */
   write(data: string | Uint8Array): void {
-    this.#core.writeSync(data)
+    const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true })
+    if (text.length > 0) this.#core.writeSync(text)
     this.#harvest()
   }
 
   /** The cursor's position in the main screen (where the next output will appear). */
   cursor(): Position {
     const buffer = this.#normal
-    return { row: this.#trimmed + buffer.ybase + buffer.y, col: buffer.x }
+    return { row: this.#origin + this.#trimmed + buffer.ybase + buffer.y, col: buffer.x }
+  }
+
+  /** Where the main screen's top row is now: everything above it has scrolled into the log. */
+  screenTop(): Position {
+    return { row: this.#origin + this.#trimmed + this.#normal.ybase, col: 0 }
   }
 
   /** The modes the program has set. */
@@ -276,15 +221,20 @@ export class Emulator {
 
   /** Start collecting what appears from `start` on, keeping at most `budget` bytes of head and of tail. */
   capture(start: Position, budget: number): Capture {
-    const capture = new Capture(start, budget)
-    this.#captures.add(capture)
+    const capture = new Capture(start, budget, (row, col) => this.#rowText(row, 0, col).length)
+    this.#captures = [...this.#captures, capture]
     return capture
   }
 
   /** End a capture and render what it saw up to `end` (default: the cursor). */
   finish(capture: Capture, end: Position = this.cursor()): Captured {
-    this.#captures.delete(capture)
+    this.#captures = this.#captures.filter((open) => open !== capture)
     capture.closed = true
+    return this.peek(capture, end)
+  }
+
+  /** Render what a capture saw up to `end` (default: the cursor) and keep it open (a background task's view). */
+  peek(capture: Capture, end: Position = this.cursor()): Captured {
     const start = capture.start
     const lines: Array<string> = []
     let current: string | undefined
@@ -292,14 +242,22 @@ export class Emulator {
       if (current !== undefined) lines.push(current)
       current = text
     }
-    const cut = (line: CapturedLine): string => {
-      const from = line.row === start.row ? this.#rowText(line.row, 0, start.col).length : 0
-      return from === 0 ? line.text : line.text.slice(from)
+    const append = (text: string) => {
+      if (current === undefined) current = text
+      else current += text
     }
+    const cut = (line: CapturedLine): string => line.row === start.row ? line.text.slice(line.from) : line.text
     const omitted = capture.omitted
-    for (const line of capture.head) if (line.row < end.row) push(cut(line))
-    if (omitted.lines > 0) push(omissionLine(omitted.lines, omitted.bytes))
-    for (const line of capture.tail) if (line.row < end.row) push(cut(line))
+    const cutShort = omitted.lines > 0 || omitted.bytes > 0
+    for (const line of capture.head) {
+      if (line.row < end.row) (line.joined ? append : push)(cut(line))
+    }
+    if (cutShort) push(omissionLine(omitted.lines, omitted.bytes))
+    capture.tail.forEach((line, index) => {
+      if (line.row >= end.row) return
+      if (line.joined && !(index === 0 && cutShort)) append(cut(line))
+      else push(cut(line))
+    })
     for (let row = Math.max(start.row, this.#harvested); row <= end.row; row++) {
       const text = this.#rowText(row, row === start.row ? start.col : 0, row === end.row ? end.col : undefined)
       if (current !== undefined && row > start.row && this.#rowWrapped(row)) current += text
@@ -309,7 +267,7 @@ export class Emulator {
     while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop()
     return {
       text: lines.join("\n"),
-      truncated: omitted.lines > 0,
+      truncated: cutShort,
       omittedLines: omitted.lines,
       omittedBytes: omitted.bytes
     }
@@ -341,12 +299,16 @@ export class Emulator {
     return Paging.page({ first: this.log.firstIndex, total: total - this.log.firstIndex, line }, request)
   }
 
-  /** The screen as a person sees it now (the alternate screen while a full-screen program holds it). */
+  /**
+   * The screen as a person sees it now (the alternate screen while a full-screen program holds it): its
+   * rows without trailing blanks (programs such as vim paint them with spaces), the rows below the cursor
+   * that are empty left out, and the cursor.
+   */
   screen(): Screen {
     const buffer = this.#terminal.buffer.active
     const rows: Array<string> = []
     for (let y = 0; y < this.#terminal.rows; y++) {
-      rows.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? "")
+      rows.push((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? "").replace(/ +$/, ""))
     }
     while (rows.length > 0 && rows[rows.length - 1] === "" && rows.length - 1 > buffer.cursorY) rows.pop()
     return {
@@ -363,30 +325,72 @@ export class Emulator {
 
   dispose(): void {
     for (const disposable of this.#disposers) disposable.dispose()
-    this.#captures.clear()
+    this.#trimListener.dispose()
+    this.#captures = []
     this.#terminal.dispose()
   }
 
-  #harvest(): void {
-    const buffer = this.#normal
-    const upTo = this.#trimmed + buffer.ybase
-    if (this.#harvested < this.#trimmed) {
-      this.#lost += this.#trimmed - this.#harvested
-      this.#harvested = this.#trimmed
+  #listenTrim(buffer: CoreBuffer): Disposable {
+    return buffer.lines.onTrim((amount) => {
+      this.#trimmed += amount
+    })
+  }
+
+  /** A full reset replaces the screen: what is on it now is final, the next screen starts below it. */
+  #beforeReset(): void {
+    this.#harvest()
+    const screenTop = this.#origin + this.#trimmed + this.#normal.ybase
+    let bottom = screenTop + this.#normal.y - 1
+    for (let row = screenTop + this.#terminal.rows - 1; row > bottom; row--) {
+      if (this.#rowText(row, 0, undefined) !== "") {
+        bottom = row
+        break
+      }
     }
+    this.#harvestTo(bottom + 1)
+  }
+
+  #afterBufferSwitch(): void {
+    const normal = this.#core._bufferService.buffers.normal
+    if (normal === this.#normal) return
+    this.#trimListener.dispose()
+    this.#normal = normal
+    this.#trimListener = this.#listenTrim(normal)
+    this.#origin = this.#harvested
+    this.#trimmed = 0
+  }
+
+  #harvest(): void {
+    this.#scrolls = 0
+    this.#harvestTo(this.#origin + this.#trimmed + this.#normal.ybase)
+  }
+
+  #harvestTo(upTo: number): void {
+    const firstKept = this.#origin + this.#trimmed
+    if (this.#harvested < firstKept) {
+      this.#lost += firstKept - this.#harvested
+      this.#harvested = firstKept
+    }
+    const lines = this.#normal.lines
+    let index = this.#harvested - firstKept
+    let line = lines.get(index)
     while (this.#harvested < upTo) {
-      const row = this.#harvested
-      const wrapped = this.#rowWrapped(row)
-      const text = this.#rowText(row, 0, undefined)
-      if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text)
-      else this.log.append(text)
-      for (const capture of this.#captures) capture.pushRow(row, text, wrapped)
+      const next = lines.get(index + 1)
+      const wrapped = line?.isWrapped ?? false
+      const text = line === undefined ? "" : line.translateToString(!(next?.isWrapped ?? false))
+      const bytes = Utf8.byteLength(text)
+      if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text, bytes)
+      else this.log.append(text, bytes)
+      for (let i = 0; i < this.#captures.length; i++) this.#captures[i]!.pushRow(this.#harvested, text, wrapped, bytes)
       this.#harvested++
+      index++
+      line = next
     }
   }
 
-  #line(row: number): any {
-    return this.#normal.lines.get(row - this.#trimmed)
+  #line(row: number): CoreLine | undefined {
+    const index = row - this.#origin - this.#trimmed
+    return index < 0 ? undefined : this.#normal.lines.get(index)
   }
 
   #rowWrapped(row: number): boolean {
@@ -402,7 +406,7 @@ export class Emulator {
 
   #liveLines(): Array<{ text: string; wrapped: boolean }> {
     const buffer = this.#normal
-    const top = this.#trimmed + buffer.ybase
+    const top = this.#origin + this.#trimmed + buffer.ybase
     let bottom = top + buffer.y
     for (let row = top + this.#terminal.rows - 1; row > bottom; row--) {
       if (this.#rowText(row, 0, undefined) !== "") {

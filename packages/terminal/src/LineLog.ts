@@ -49,6 +49,7 @@ export class LineLog {
   #pieces: Array<string> = []
   #pieceBytes: Array<number> = []
   #pieceHead = 0
+  #pieceEnd = 0
   #openBytes = 0
   #first = 0
   #end = 0
@@ -105,11 +106,12 @@ export class LineLog {
   }
 
   /**
-   * Appends `text` as a new logical line, evicting the oldest lines as needed.
+   * Appends `text` as a new logical line, evicting the oldest lines as needed. `bytes`, when the caller
+   * already measured it, is `text`'s UTF-8 length.
    *
    * @since 0.1.0
    */
-  append(text: string): void {
+  append(text: string, bytes?: number): void {
     if (this.#end > this.#first) {
       if (this.#sealed + 2 > this.maxLines) {
         if (this.#sealed > 0) this.#evictOldest()
@@ -119,7 +121,7 @@ export class LineLog {
     }
     this.#end++
     this.#bytes += 1
-    this.#extendOpen(text)
+    this.#extendOpen(text, bytes)
     this.#enforceCaps()
   }
 
@@ -128,11 +130,11 @@ export class LineLog {
    *
    * @since 0.1.0
    */
-  extendLast(text: string): void {
+  extendLast(text: string, bytes?: number): void {
     if (this.#end === this.#first) {
-      this.append(text)
+      this.append(text, bytes)
     } else {
-      this.#extendOpen(text)
+      this.#extendOpen(text, bytes)
       this.#enforceCaps()
     }
   }
@@ -168,16 +170,21 @@ export class LineLog {
   }
 
   #openText(): string {
-    const count = this.#pieces.length - this.#pieceHead
+    const count = this.#pieceEnd - this.#pieceHead
     if (count === 0) return ""
     if (count === 1) return this.#pieces[this.#pieceHead]
-    return this.#pieces.slice(this.#pieceHead).join("")
+    return this.#pieces.slice(this.#pieceHead, this.#pieceEnd).join("")
   }
 
   #resetOpen(): void {
-    this.#pieces = []
-    this.#pieceBytes = []
+    if (this.#pieceEnd > 64) {
+      this.#pieces = []
+      this.#pieceBytes = []
+    } else {
+      for (let i = this.#pieceHead; i < this.#pieceEnd; i++) this.#pieces[i] = ""
+    }
     this.#pieceHead = 0
+    this.#pieceEnd = 0
     this.#openBytes = 0
   }
 
@@ -218,36 +225,39 @@ export class LineLog {
     this.#resetOpen()
   }
 
-  #extendOpen(text: string): void {
+  #extendOpen(text: string, measured: number | undefined): void {
     if (text.length === 0) return
     let added = text
-    let last = this.#pieces.length - 1
+    let addedBytes = measured
+    let last = this.#pieceEnd - 1
     if (last >= this.#pieceHead) {
       const piece = this.#pieces[last]
       if (isHighSurrogate(piece.charCodeAt(piece.length - 1)) && isLowSurrogate(added.charCodeAt(0))) {
         // a surrogate pair split across two calls is re-joined so that no piece ends mid-code-point
         added = piece.slice(-1) + added
+        addedBytes = undefined
         this.#removeOpenBytes(3)
         this.#pieceBytes[last] -= 3
         if (piece.length === 1) {
-          this.#pieces.pop()
-          this.#pieceBytes.pop()
+          this.#pieces[last] = ""
+          this.#pieceEnd--
           last--
         } else {
           this.#pieces[last] = piece.slice(0, -1)
         }
       }
     }
-    const addedBytes = Utf8.byteLength(added)
-    if (last >= this.#pieceHead && this.#pieceBytes[last] + addedBytes <= mergeBelowBytes) {
+    const bytes = addedBytes ?? Utf8.byteLength(added)
+    if (last >= this.#pieceHead && this.#pieceBytes[last] + bytes <= mergeBelowBytes) {
       this.#pieces[last] += added
-      this.#pieceBytes[last] += addedBytes
+      this.#pieceBytes[last] += bytes
     } else {
-      this.#pieces.push(added)
-      this.#pieceBytes.push(addedBytes)
+      this.#pieces[this.#pieceEnd] = added
+      this.#pieceBytes[this.#pieceEnd] = bytes
+      this.#pieceEnd++
     }
-    this.#openBytes += addedBytes
-    this.#bytes += addedBytes
+    this.#openBytes += bytes
+    this.#bytes += bytes
   }
 
   #removeOpenBytes(n: number): void {
@@ -263,7 +273,7 @@ export class LineLog {
 
   #cutOpenHead(excess: number): void {
     let rest = excess
-    while (rest > 0 && this.#pieceHead < this.#pieces.length) {
+    while (rest > 0 && this.#pieceHead < this.#pieceEnd) {
       const head = this.#pieceHead
       const pieceBytes = this.#pieceBytes[head]
       if (pieceBytes <= rest) {
@@ -280,9 +290,10 @@ export class LineLog {
         rest = 0
       }
     }
-    if (this.#pieceHead > 32 && this.#pieceHead * 2 > this.#pieces.length) {
-      this.#pieces = this.#pieces.slice(this.#pieceHead)
-      this.#pieceBytes = this.#pieceBytes.slice(this.#pieceHead)
+    if (this.#pieceHead > 32 && this.#pieceHead * 2 > this.#pieceEnd) {
+      this.#pieces = this.#pieces.slice(this.#pieceHead, this.#pieceEnd)
+      this.#pieceBytes = this.#pieceBytes.slice(this.#pieceHead, this.#pieceEnd)
+      this.#pieceEnd -= this.#pieceHead
       this.#pieceHead = 0
     }
   }

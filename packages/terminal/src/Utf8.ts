@@ -95,7 +95,13 @@ const countLineBreaks = (s: string): number => {
   return count
 }
 
-const omissionMarker = (lines: number, bytes: number): string =>
+/**
+ * The line that stands for an omitted middle: `… [omitted N lines, M bytes] …` (bytes only when no line
+ * break was omitted).
+ *
+ * @since 0.1.0
+ */
+export const omissionMarker = (lines: number, bytes: number): string =>
   lines === 0
     ? `… [omitted ${bytes} bytes] …`
     : `… [omitted ${lines} ${lines === 1 ? "line" : "lines"}, ${bytes} bytes] …`
@@ -157,5 +163,64 @@ export const headTail = (text: string, maxBytes: number): HeadTail => {
     truncated: true,
     omittedLines,
     omittedBytes
+  }
+}
+
+/**
+ * Like {@link headTail}, for a text whose middle is already left out: `head` and `tail` around a gap of
+ * `gap.lines` lines and `gap.bytes` bytes (a capture that kept only the first and the last of a long
+ * output). The result has one marker line with the total omitted, and never exceeds `maxBytes`.
+ *
+ * @since 0.1.0
+ */
+export const headGapTail = (
+  head: string,
+  gap: { readonly lines: number; readonly bytes: number },
+  tail: string,
+  maxBytes: number
+): HeadTail => {
+  const limit = maxBytes > 0 ? Math.floor(maxBytes) : 0
+  const render = (h: string, lines: number, bytes: number, t: string) =>
+    `${h}${h === "" || h.endsWith("\n") ? "" : "\n"}${omissionMarker(lines, bytes)}${t === "" ? "" : "\n"}${t}`
+  const whole = render(head, gap.lines, gap.bytes, tail)
+  if (byteLength(whole) <= limit) {
+    return { text: whole, truncated: true, omittedLines: gap.lines, omittedBytes: gap.bytes }
+  }
+  const headBytes = byteLength(head)
+  const tailBytes = byteLength(tail)
+  const omittedWith = (h: string, t: string) => {
+    const droppedHead = head.slice(h.length)
+    const droppedTail = tail.slice(0, tail.length - t.length)
+    const headPart = droppedHead === "" ? 0 : byteLength(droppedHead) + 1
+    return {
+      lines: gap.lines + (droppedHead === "" ? 0 : countLineBreaks(droppedHead) + 1) + countLineBreaks(droppedTail),
+      bytes: gap.bytes + headPart + byteLength(droppedTail)
+    }
+  }
+  const most = omittedWith("", "")
+  const reserve = byteLength(omissionMarker(most.lines, most.bytes)) + 2
+  if (reserve > limit) {
+    const t = cutTail(tail, limit)
+    const omitted = omittedWith("", t)
+    return { text: t, truncated: true, omittedLines: omitted.lines, omittedBytes: omitted.bytes }
+  }
+  const budget = limit - reserve
+  let headRoom = Math.floor(budget / 3)
+  let tailRoom = budget - headRoom
+  if (headBytes < headRoom) {
+    tailRoom += headRoom - headBytes
+    headRoom = headBytes
+  } else if (tailBytes < tailRoom) {
+    headRoom += tailRoom - tailBytes
+    tailRoom = tailBytes
+  }
+  const h = headBytes <= headRoom ? head : headOnLine(head, cutHead(head, headRoom), headRoom)
+  const t = tailBytes <= tailRoom ? tail : tailOnLine(tail, cutTail(tail, tailRoom), tailRoom)
+  const omitted = omittedWith(h, t)
+  return {
+    text: render(h, omitted.lines, omitted.bytes, t),
+    truncated: true,
+    omittedLines: omitted.lines,
+    omittedBytes: omitted.bytes
   }
 }

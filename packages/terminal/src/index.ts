@@ -18,3 +18,6 @@ export * as Emulator from "./Emulator.js"
 
 /** @since 0.1.0 */
 export * as ShellMarkers from "./ShellMarkers.js"
+
+/** @since 0.1.0 */
+export * as Capture from "./Capture.js"

@@ -1,13 +1,14 @@
 /**
  * The terminal tools' handlers: each call is checked against the calling owner and served by
- * `PtyService`.
+ * `PtyService` (one-shot runs by `Exec`, tasks by `TaskRuntime`).
  *
  * @since 0.1.0
  */
-import { Ids, PtyService } from "@agent-terminal/core"
+import { Exec, Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
 import type { Tool } from "@effect/ai"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as ExecHandlers from "./internal/execHandlers.js"
 import { CurrentOwner } from "./Owner.js"
 import { TerminalToolkit } from "./TerminalTools.js"
 
@@ -21,19 +22,31 @@ const id = (sessionId: string) => Ids.SessionId.make(sessionId)
 export const layer: Layer.Layer<
   Tool.HandlersFor<typeof TerminalToolkit.tools>,
   never,
-  PtyService.PtyService
+  PtyService.PtyService | TaskRuntime.TaskRuntime
 > = TerminalToolkit.toLayer(Effect.gen(function*() {
   const service = yield* PtyService.PtyService
+  const tasks = yield* TaskRuntime.TaskRuntime
+  // optional, so runtimes (and fakes) without one-shot runs still serve the terminal tools
+  const oneShot = yield* Effect.serviceOption(Exec.Exec)
   return {
     terminal_open: (params) => Effect.flatMap(CurrentOwner, (owner) => service.open(owner, params)),
-    terminal_send: ({ sessionId, ...request }) =>
-      Effect.flatMap(CurrentOwner, (owner) => service.send(owner, id(sessionId), request)),
+    terminal_send: ({ run_in_background, sessionId, ...request }) =>
+      Effect.flatMap(
+        CurrentOwner,
+        (owner) =>
+          service.send(owner, id(sessionId), run_in_background === true ? { ...request, background: true } : request)
+      ),
     terminal_read: ({ sessionId, ...request }) =>
       Effect.flatMap(CurrentOwner, (owner) => service.read(owner, id(sessionId), request)),
     terminal_signal: ({ sessionId, signal }) =>
       Effect.flatMap(CurrentOwner, (owner) => service.signal(owner, id(sessionId), signal)),
     terminal_close: ({ sessionId }) => Effect.flatMap(CurrentOwner, (owner) => service.close(owner, id(sessionId))),
     terminal_list: () =>
-      Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions })))
+      Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions }))),
+    task_output: ({ taskId, timeoutMs, wait }) =>
+      Effect.flatMap(CurrentOwner, (owner) => tasks.output(owner, taskId, { wait, timeoutMs })),
+    task_kill: ({ taskId }) => Effect.flatMap(CurrentOwner, (owner) => tasks.kill(owner, taskId)),
+    exec: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.exec(oneShot, owner, params)),
+    process: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.process(oneShot, owner, params))
   }
 }))

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Session } from "@agent-terminal/core"
+import type { Exec, Session } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
 
 const status = (value: Session.SessionStatus): string =>
@@ -12,20 +12,39 @@ const status = (value: Session.SessionStatus): string =>
     ? "running"
     : `exited${value.signal !== null ? ` by ${value.signal}` : ` with ${value.exitCode ?? "unknown status"}`}`
 
+const chooseFacts = (fullFacts: string, maxBytes: number, compact: string | undefined) =>
+  compact !== undefined && Utf8.byteLength(fullFacts) > maxBytes ? compact : fullFacts
+
+const truncatedFact = "[truncated]"
+
 /**
- * Put the facts line and a body together within `maxBytes`: the facts first (cut only if they alone do
- * not fit), then as much of the body as fits, keeping its head and tail.
+ * Put the facts line and a body together within `maxBytes`: the facts first (when they alone do not fit,
+ * the `compact` form of the same facts, cut only if even that does not fit — ids come first in both, so
+ * they survive), then as much of the body as fits, keeping its head and tail; a body cut here adds
+ * `[truncated]` to the facts when there is room for it.
  *
  * @since 0.1.0
  */
-export const bounded = (facts: string, body: string, maxBytes: number): string => {
+export const bounded = (fullFacts: string, body: string, maxBytes: number, compact?: string): string => {
+  const facts = chooseFacts(fullFacts, maxBytes, compact)
   const factsBytes = Utf8.byteLength(facts)
   if (factsBytes >= maxBytes) return Utf8.cutHead(facts, maxBytes)
   if (body === "") return facts
-  const room = maxBytes - factsBytes - 1
-  if (room <= 0) return facts
+  if (factsBytes + 1 + Utf8.byteLength(body) <= maxBytes) return `${facts}\n${body}`
+  const marked = facts.includes(truncatedFact) || factsBytes + 1 + truncatedFact.length + 2 > maxBytes
+    ? facts
+    : `${facts} ${truncatedFact}`
+  const room = maxBytes - Utf8.byteLength(marked) - 1
+  if (room <= 0) return marked
   const cut = Utf8.headTail(body, room)
-  return cut.text === "" ? facts : `${facts}\n${cut.text}`
+  // Too little room for the omission marker: only a tail is left; start it on a whole line when there is one.
+  const firstBreak = cut.text.indexOf("\n")
+  const tailOnly = body.endsWith(cut.text) && body.length > cut.text.length
+  const midLine = tailOnly && body[body.length - cut.text.length - 1] !== "\n"
+  const text = midLine && firstBreak !== -1 && firstBreak < cut.text.length - 1
+    ? cut.text.slice(firstBreak + 1)
+    : cut.text
+  return text === "" ? marked : `${marked}\n${text}`
 }
 
 /**
@@ -35,6 +54,7 @@ export const bounded = (facts: string, body: string, maxBytes: number): string =
  */
 export const sendResult = (result: Session.SendResult, maxBytes: number): string => {
   const facts = [`[wait: ${result.waitReason}]`]
+  if (result.taskId !== undefined) facts.push(`[task: ${result.taskId}]`)
   if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
   if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
   if (result.continuation === true) facts.push("[continuation prompt: the command line is unfinished]")
@@ -42,6 +62,15 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
     facts.push("[the command may still be running]")
   }
   if (result.truncated) facts.push("[truncated]")
+  const compact = facts.map((fact) =>
+    fact.startsWith("[continuation")
+      ? "[continuation]"
+      : fact.startsWith("[the command may")
+      ? "[may still run]"
+      : fact.startsWith("[session: ")
+      ? "[exited]"
+      : fact
+  )
   const body = result.screen === undefined ? result.output : [
     result.output,
     `[full-screen program: screen ${result.screen.rows.length} rows, cursor ${result.screen.cursor.row + 1}:${
@@ -49,7 +78,7 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
     }]`,
     ...result.screen.rows
   ].join("\n")
-  return bounded(facts.join(" "), body, maxBytes)
+  return bounded(facts.join(" "), body, maxBytes, compact.join(" "))
 }
 
 /**
@@ -61,7 +90,8 @@ export const openResult = (result: Session.OpenResult, maxBytes: number): string
   bounded(
     `[session: ${result.sessionId}] [name: ${result.name}] [pid: ${result.pid}] [${status(result.status)}]`,
     result.motd,
-    maxBytes
+    maxBytes,
+    `[session: ${result.sessionId}] [pid: ${result.pid}] [${result.status._tag}] [name: ${result.name}]`
   )
 
 /**
@@ -107,21 +137,154 @@ export const closeResult = (result: Session.CloseResult, maxBytes: number): stri
  *
  * @since 0.1.0
  */
-export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxBytes: number): string =>
-  bounded(
-    `[sessions: ${sessions.length}]`,
-    sessions.map((session) =>
-      `${session.sessionId} ${session.name} ${session.type} pid ${session.pid} ${status(session.status)}${
-        session.busy ? " busy" : ""
-      }${session.cwd !== undefined ? ` cwd ${session.cwd}` : ""}`
-    ).join("\n"),
-    maxBytes
-  )
+export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxBytes: number): string => {
+  const facts = `[sessions: ${sessions.length}]`
+  const full = sessions.map((session) =>
+    `${session.sessionId} ${session.name} ${session.type} pid ${session.pid} ${status(session.status)}${
+      session.busy ? " busy" : ""
+    }${session.cwd !== undefined ? ` cwd ${session.cwd}` : ""}`
+  ).join("\n")
+  const fits = Utf8.byteLength(facts) + 1 + Utf8.byteLength(full) <= maxBytes
+  return bounded(facts, fits ? full : sessions.map((session) => session.sessionId).join(" "), maxBytes)
+}
+
+const idFacts = [["sessionId", "session"], ["taskId", "task"], ["field", "field"]] as const
 
 /**
- * A failure: its tag first, then its message.
+ * A failure: its tag and the ids it is about first (`[error: SessionNotFound] [session: s-…]`), then its
+ * message.
  *
  * @since 0.1.0
  */
-export const failure = (tag: string, message: string, maxBytes: number): string =>
-  bounded(`[error: ${tag}]`, message, maxBytes)
+export const failure = (
+  tag: string,
+  message: string,
+  maxBytes: number,
+  fields: Readonly<Record<string, unknown>> = {}
+): string => {
+  const ids = idFacts.flatMap(([key, label]) =>
+    typeof fields[key] === "string" ? [{ label, value: fields[key] as string }] : []
+  )
+  const full = [`[error: ${tag}]`, ...ids.map(({ label, value }) => `[${label}: ${value}]`)].join(" ")
+  const compact = [`[error: ${tag}]`, ...ids.map(({ value }) => value)].join(" ")
+  // A message reads from its start: keep its head (the output of a command keeps its tail instead).
+  const room = maxBytes - Utf8.byteLength(chooseFacts(full, maxBytes, compact)) - 1
+  const shown = Utf8.byteLength(message) <= room ? message : room > 8 ? `${Utf8.cutHead(message, room - 3)}…` : ""
+  return bounded(full, shown, maxBytes, compact)
+}
+
+/**
+ * A background task's view: its status (and, once it ended, how), then its new output.
+ *
+ * @since 0.1.0
+ */
+export const taskView = (
+  view: {
+    readonly taskId: string
+    readonly status: string
+    readonly output: string
+    readonly result?: unknown
+    readonly error?: { readonly _tag: string; readonly message: string } | undefined
+    readonly elapsedMs: number
+  },
+  maxBytes: number
+): string => {
+  const facts = [`[task: ${view.taskId}]`, `[status: ${view.status}]`]
+  const result = view.result as Partial<Session.SendResult> | undefined
+  if (result?.waitReason !== undefined) facts.push(`[wait: ${result.waitReason}]`)
+  if (result?.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
+  if (view.error !== undefined) facts.push(`[error: ${view.error._tag}]`)
+  if (view.status === "waiting_input") facts.push("[the program waits for input]")
+  const body = view.error !== undefined
+    ? `${view.output}${view.output === "" ? "" : "\n"}${view.error.message}`
+    : view.output
+  return bounded(facts.join(" "), body, maxBytes)
+}
+
+/**
+ * A one-shot run (`exec`, `process poll` / `kill`): the task id first, then how it stands — `[exec: exited]
+ * [exit: 0]`, `[exec: timeout] [the process tree was killed]`, `[exec: running]` with what to do next —
+ * then its output.
+ *
+ * @since 0.1.0
+ */
+export const execResult = (result: Exec.ExecResult, maxBytes: number): string => {
+  const facts: Array<string> = []
+  if (result.taskId !== undefined) facts.push(`[task: ${result.taskId}]`)
+  const isRun = result.kind === undefined || result.kind === "exec"
+  if (!isRun) facts.push(`[${result.kind}: ${result.status}]`)
+  else if (result.reason !== undefined) facts.push(`[exec: ${result.reason}]`)
+  else facts.push(`[exec: ${result.status}]`)
+  if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
+  if (result.signal !== undefined) facts.push(`[signal: ${result.signal}]`)
+  if (isRun && result.reason !== undefined && result.reason !== "exited") {
+    facts.push(
+      result.reason === "no_output"
+        ? "[no output for too long: the process tree was killed]"
+        : "[the process tree was killed]"
+    )
+  }
+  if (result.status === "running") facts.push("[still running: process poll with wait: true returns when it ends]")
+  if (result.status === "waiting_input") facts.push("[the program waits for input: process submit / write / keys]")
+  if (result.truncated) {
+    facts.push(result.taskId !== undefined && isRun ? "[truncated: process log pages it all]" : "[truncated]")
+  }
+  if (result.survivors !== undefined) facts.push(`[survivors: ${result.survivors.join(", ")}]`)
+  const compact = facts.filter((fact) =>
+    !fact.startsWith("[still") && !fact.startsWith("[the ") && !fact.startsWith("[no ")
+  )
+    .map((fact) => fact.startsWith("[truncated") ? "[truncated]" : fact.startsWith("[survivors") ? "[survivors]" : fact)
+  return bounded(facts.join(" "), result.output, maxBytes, compact.join(" "))
+}
+
+/**
+ * A `process` tool result, by action.
+ *
+ * @since 0.1.0
+ */
+export const processResult = (
+  result:
+    | { readonly action: "list"; readonly tasks: ReadonlyArray<Exec.TaskSummary> }
+    | ({ readonly action: "poll" | "kill" } & Exec.ExecResult)
+    | ({ readonly action: "log" } & Exec.LogResult)
+    | ({ readonly action: "write" | "keys" | "paste" | "submit" } & Exec.WriteResult)
+    | ({ readonly action: "remove" } & Exec.RemoveResult),
+  maxBytes: number
+): string => {
+  switch (result.action) {
+    case "list":
+      return bounded(
+        `[tasks: ${result.tasks.length}]`,
+        result.tasks.map((task) =>
+          [
+            task.taskId,
+            task.kind + (task.mode !== undefined ? ` (${task.mode})` : ""),
+            task.reason !== undefined ? `${task.status}: ${task.reason}` : task.status,
+            ...(task.exitCode !== undefined ? [`exit ${task.exitCode}`] : []),
+            `${Math.round(task.elapsedMs / 1000)}s`,
+            task.label
+          ].join(" ")
+        ).join("\n"),
+        maxBytes
+      )
+    case "poll":
+    case "kill":
+      return execResult(result, maxBytes)
+    case "log":
+      return bounded(
+        `[task: ${result.taskId}] [lines ${result.lineBegin}-${result.lineEnd} of ${result.totalLines}]${
+          result.truncated ? " [truncated]" : ""
+        }`,
+        result.text,
+        maxBytes
+      )
+    case "remove":
+      return bounded(`[task: ${result.taskId}] [${result.outcome}]`, "", maxBytes)
+    default:
+      return bounded(
+        `[task: ${result.taskId}] [${result.action}: ${result.bytes} bytes]${result.eof ? " [end of input]" : ""}`,
+        "",
+        maxBytes
+      )
+  }
+}

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, Session } from "@agent-terminal/core"
+import { Errors, Exec, Session, TaskRuntime } from "@agent-terminal/core"
 import { Tool, Toolkit } from "@effect/ai"
 import * as Schema from "effect/Schema"
 
@@ -14,14 +14,21 @@ const describe = (lines: ReadonlyArray<string>) => lines.join(" ")
 
 const annotate = <T extends { readonly annotate: (tag: any, value: any) => T }>(
   tool: T,
-  hints: { readonly readOnly: boolean; readonly destructive: boolean; readonly idempotent: boolean; title: string }
+  hints: {
+    readonly readOnly: boolean
+    readonly destructive: boolean
+    readonly idempotent: boolean
+    readonly title: string
+    /** false: the tool only touches this server's own sessions and tasks (default true: it runs programs). */
+    readonly openWorld?: boolean
+  }
 ): T =>
   tool
     .annotate(Tool.Title, hints.title)
     .annotate(Tool.Readonly, hints.readOnly)
     .annotate(Tool.Destructive, hints.destructive)
     .annotate(Tool.Idempotent, hints.idempotent)
-    .annotate(Tool.OpenWorld, true)
+    .annotate(Tool.OpenWorld, hints.openWorld ?? true)
 
 /**
  * `terminal_open`: start a persistent shell (or a command) on its own terminal.
@@ -69,21 +76,28 @@ export const TerminalSend = annotate(
       "a y/n question, a password prompt). \"inferred_idle\" (silence) and \"timeout\" do NOT mean the command",
       "ended: it may still run — read later, send more, or interrupt it with terminal_signal SIGINT.",
       "Give exactly one of: text (typed, then Enter unless submit is false), keys (named keys such as \"C-c\",",
-      "\"Up\", \"Enter\", \"Escape\", \"F1\", or single characters), paste (pasted as one unit). When the result",
-      "has a screen, a full-screen program (an editor, a pager) holds the terminal: look at the screen and leave",
-      "it with its own keys (\"q\" for a pager, Escape then :q! Enter for vim)."
+      "\"Up\", \"Enter\", \"Escape\", \"F1\", or single characters), paste (pasted as one unit). Several lines",
+      "of text at the shell prompt run as one command. continuation: true means the shell waits for the rest of",
+      "an unfinished command (unclosed quote, heredoc, open block): send the rest, or keys [\"C-c\"] to drop it;",
+      "an unfinished multi-line text is dropped for you (nothing ran). When the result has a screen, a",
+      "full-screen program (an editor, a pager) holds the terminal: look at the screen and leave it with its own",
+      "keys (\"q\" for a pager, Escape then :q! Enter for vim)."
     ]),
     parameters: {
       sessionId,
-      text: Schema.optional(Schema.String.annotations({ description: "Text to type (exact UTF-8)." })),
+      text: Schema.optional(Schema.String.annotations({
+        description: "Text to type, sent as its exact UTF-8 bytes. Several lines at a shell prompt go as one unit."
+      })),
       keys: Schema.optional(
         Schema.Array(Schema.String).annotations({
-          description: "Named keys, in order: Enter, Tab, Escape, Backspace, Up/Down/Left/Right, Home, End, PageUp, " +
-            "PageDown, F1-F12, with modifiers C-, M-, S- (e.g. C-c, C-d, M-x, S-Tab), or single characters."
+          description: "Named keys, in order: Enter, Tab, Escape, Backspace, Delete, Insert, Space, Up/Down/Left/" +
+            "Right, Home, End, PageUp, PageDown, F1-F12, with modifiers C-, M-, S- (e.g. C-c, C-d, C-w, M-b, M-x, " +
+            "S-Tab, C-Up), or single characters (q, :). Arrows follow the mode the program set."
         })
       ),
       paste: Schema.optional(Schema.String.annotations({
-        description: "Text pasted as one unit (bracketed paste when the program supports it)."
+        description: "Text pasted as one unit: bracketed paste when the program enabled it (shells, editors take " +
+          "it as text, not as typed commands). Not submitted unless submit is true."
       })),
       submit: Schema.optional(Schema.Boolean.annotations({
         description: "Press Enter after the text (default true for text, false for keys and paste)."
@@ -93,6 +107,10 @@ export const TerminalSend = annotate(
       })),
       idleMs: Schema.optional(Schema.Number.annotations({
         description: "Also return after this many ms without output, even while a command runs."
+      })),
+      run_in_background: Schema.optional(Schema.Boolean.annotations({
+        description: "Return at once with a taskId and let the command run (builds, test suites, servers). " +
+          "Follow it with task_output (wait: true blocks until it ends — no need to poll) or task_kill."
       }))
     },
     success: Session.SendResult,
@@ -121,7 +139,7 @@ export const TerminalRead = annotate(
     success: Session.ReadResult,
     failure: Errors.TerminalError
   }),
-  { title: "Read a terminal's transcript", readOnly: true, destructive: false, idempotent: true }
+  { title: "Read a terminal's transcript", readOnly: true, destructive: false, idempotent: true, openWorld: false }
 )
 
 /**
@@ -137,11 +155,22 @@ export const TerminalSignal = annotate(
       "to suspend, SIGCONT to resume, SIGTERM/SIGHUP/SIGQUIT/SIGKILL to end it. SIGKILL is refused when",
       "the shell itself is in the foreground: close the session instead."
     ]),
-    parameters: { sessionId, signal: Session.SignalName },
+    parameters: {
+      sessionId,
+      signal: Session.SignalName.annotations({
+        description: "SIGINT interrupts (like Ctrl-C); SIGTSTP suspends, SIGCONT resumes; the others end the program."
+      })
+    },
     success: Session.SignalResult,
     failure: Errors.TerminalError
   }),
-  { title: "Signal a terminal's foreground program", readOnly: false, destructive: true, idempotent: false }
+  {
+    title: "Signal a terminal's foreground program",
+    readOnly: false,
+    destructive: true,
+    idempotent: false,
+    openWorld: false
+  }
 )
 
 /**
@@ -159,7 +188,7 @@ export const TerminalClose = annotate(
     success: Session.CloseResult,
     failure: Errors.TerminalError
   }),
-  { title: "Close a terminal", readOnly: false, destructive: true, idempotent: true }
+  { title: "Close a terminal", readOnly: false, destructive: true, idempotent: true, openWorld: false }
 )
 
 /**
@@ -169,11 +198,195 @@ export const TerminalClose = annotate(
  */
 export const TerminalList = annotate(
   Tool.make("terminal_list", {
-    description: "List your open terminal sessions: id, name, type, pid, status, working directory.",
+    description: "List your open terminal sessions: id, name, type, pid, status, working directory. Each one " +
+      "holds a shell and its processes: close the ones you no longer need (terminal_close).",
     success: Schema.Struct({ sessions: Schema.Array(Session.SessionInfo) }),
     failure: Errors.TerminalError
   }),
-  { title: "List terminals", readOnly: true, destructive: false, idempotent: true }
+  { title: "List terminals", readOnly: true, destructive: false, idempotent: true, openWorld: false }
+)
+
+const taskId = Schema.String.annotations({ description: "The task's id, as returned with run_in_background." })
+
+/**
+ * What `task_output` and `task_kill` return: the task's status and the output that is new since the
+ * previous call; when it ended, the send's result.
+ *
+ * @since 0.1.0
+ */
+export const TaskView = Schema.Struct({
+  taskId: Schema.String,
+  kind: Schema.String,
+  label: Schema.String,
+  sessionId: Schema.optional(Schema.String),
+  status: TaskRuntime.TaskStatus,
+  output: Schema.String,
+  result: Schema.optional(Schema.Unknown),
+  error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
+  elapsedMs: Schema.Number
+})
+
+/**
+ * `task_output`: what a background task printed since the last call, optionally waiting for it to end.
+ *
+ * @since 0.1.0
+ */
+export const TaskOutput = annotate(
+  Tool.make("task_output", {
+    description: describe([
+      "Get a background task's new output (only what appeared since your last task_output call) and its status:",
+      "running, waiting_input (it waits for input on its terminal: answer with terminal_send or the process",
+      "tool), completed (with the send's result: waitReason, exitCode), failed, or killed. With wait: true it",
+      "blocks until the task ends or timeoutMs passes — use that instead of polling."
+    ]),
+    parameters: {
+      taskId,
+      wait: Schema.optional(Schema.Boolean.annotations({ description: "Block until the task ends." })),
+      timeoutMs: Schema.optional(Schema.Number.annotations({ description: "Give up waiting after this many ms." }))
+    },
+    success: TaskView,
+    failure: Errors.TerminalError
+  }),
+  { title: "Read a background task", readOnly: true, destructive: false, idempotent: false, openWorld: false }
+)
+
+/**
+ * `task_kill`: interrupt a background task.
+ *
+ * @since 0.1.0
+ */
+export const TaskKill = annotate(
+  Tool.make("task_kill", {
+    description: "Stop a background task: its command gets a real SIGINT (like Ctrl-C) and the task ends as killed.",
+    parameters: { taskId },
+    success: TaskView,
+    failure: Errors.TerminalError
+  }),
+  { title: "Kill a background task", readOnly: false, destructive: true, idempotent: true, openWorld: false }
+)
+
+const millis = (description: string) =>
+  Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({ description }))
+
+/**
+ * `exec`: run a one-shot command under a timeout and a no-output watchdog, as a task when it runs long.
+ *
+ * @since 0.1.0
+ */
+export const ExecTool = annotate(
+  Tool.make("exec", {
+    description: describe([
+      "Run a one-shot command that needs no state between calls (a build, a test suite, a script, git, grep)",
+      "without opening a session. For state (cd, exported variables, a virtualenv, a REPL, a debugger) use",
+      "terminal_open and terminal_send instead. Give command (a shell command line) or argv (a program and its",
+      "arguments, run as given, no shell). mode \"pty\" (default for command) runs it on its own terminal:",
+      "output as a person would see it, prompts detected (status waiting_input); mode \"child\" (default for",
+      "argv) runs it with pipes: plain stdout and stderr. The call waits up to yieldMs (default 30000): a",
+      "command still running then returns its output so far and a taskId and keeps running — follow it with",
+      "the process tool (action \"poll\" with wait: true blocks until it ends, no need to poll repeatedly;",
+      "\"submit\" answers a prompt; \"kill\" stops it). background: true returns a taskId at once (servers,",
+      "watchers, long builds). timeoutMs (default 30 min) and noOutputTimeoutMs (default 10 min without output)",
+      "kill the whole process tree (reason timeout / no_output, with the output collected so far); 0 turns a",
+      "limit off (a server). Whatever the command leaves running in the background is ended when it exits."
+    ]),
+    parameters: {
+      command: Schema.optional(Schema.String.annotations({
+        description: "A shell command line (run with bash -c). Give command or argv."
+      })),
+      argv: Schema.optional(
+        Schema.Array(Schema.String).annotations({
+          description: "The program and its arguments, passed as they are (no shell, no quoting needed)."
+        })
+      ),
+      mode: Schema.optional(Exec.Mode.annotations({
+        description: "\"pty\": on its own terminal; \"child\": with pipes. Default: pty for command, child for argv."
+      })),
+      cwd: Schema.optional(Schema.String.annotations({ description: "Working directory (must exist)." })),
+      timeoutMs: millis("Kill the process tree after this many ms (default 1800000; 0: no limit)."),
+      noOutputTimeoutMs: millis("Kill the process tree after this many ms without output (default 600000; 0: off)."),
+      yieldMs: millis(
+        "Return after this many ms with the output so far and a taskId if still running (default 30000)."
+      ),
+      background: Schema.optional(Schema.Boolean.annotations({
+        description: "Return a taskId at once and let the command run (follow it with the process tool)."
+      }))
+    },
+    success: Exec.ExecResult,
+    failure: Errors.TerminalError
+  }),
+  { title: "Run a command", readOnly: false, destructive: true, idempotent: false }
+)
+
+/**
+ * Every action of the `process` tool.
+ *
+ * @since 0.1.0
+ */
+export const ProcessAction = Schema.Literal(
+  "list",
+  "poll",
+  "log",
+  "write",
+  "keys",
+  "paste",
+  "submit",
+  "kill",
+  "remove"
+)
+
+/**
+ * What the `process` tool returns, by action.
+ *
+ * @since 0.1.0
+ */
+export const ProcessResult = Schema.Union(
+  Schema.Struct({ action: Schema.Literal("list"), tasks: Schema.Array(Exec.TaskSummary) }),
+  Schema.Struct({ action: Schema.Literal("poll", "kill"), ...Exec.ExecResult.fields }),
+  Schema.Struct({ action: Schema.Literal("log"), ...Exec.LogResult.fields }),
+  Schema.Struct({ action: Schema.Literal("write", "keys", "paste", "submit"), ...Exec.WriteResult.fields }),
+  Schema.Struct({ action: Schema.Literal("remove"), ...Exec.RemoveResult.fields })
+)
+
+/**
+ * `process`: follow-ups on tasks (runs started by `exec`, and background sends).
+ *
+ * @since 0.1.0
+ */
+export const ProcessTool = annotate(
+  Tool.make("process", {
+    description: describe([
+      "Follow up on your tasks (commands started by exec; background sends too). action: \"list\" your tasks;",
+      "\"poll\" a task's status and the output that is new since your last look — with wait: true it blocks",
+      "until the task ends, waits for input, or timeoutMs (default 30000) passes, so never poll in a loop",
+      "without it; \"log\" pages through the full output (offset = lines back from the newest, count = lines);",
+      "\"write\" sends text as is, \"submit\" sends text then Enter (alone: just Enter), \"paste\" pastes text,",
+      "\"keys\" sends named keys (C-c, Up, Enter…; pty mode only) — eof: true then ends the input (Ctrl-D,",
+      "or closes stdin on pipes); \"kill\" ends the task (its whole process tree) and returns its last output;",
+      "\"remove\" kills it if needed and forgets it. Tasks live in memory: they do not survive a restart."
+    ]),
+    parameters: {
+      action: ProcessAction,
+      taskId: Schema.optional(Schema.String.annotations({ description: "The task's id (every action but list)." })),
+      wait: Schema.optional(Schema.Boolean.annotations({ description: "poll: block until there is news." })),
+      timeoutMs: millis("poll with wait: give up waiting after this many ms (default 30000)."),
+      offset: Schema.optional(
+        Schema.Number.annotations({ description: "log: lines back from the newest (default 0)." })
+      ),
+      count: Schema.optional(Schema.Number.annotations({ description: "log: how many lines (default: what fits)." })),
+      text: Schema.optional(
+        Schema.String.annotations({ description: "write / submit / paste: the text (exact UTF-8)." })
+      ),
+      keys: Schema.optional(
+        Schema.Array(Schema.String).annotations({ description: "keys: named keys in order (C-c, Up, Enter, Tab…)." })
+      ),
+      eof: Schema.optional(Schema.Boolean.annotations({
+        description: "write / submit / paste / keys: end the input afterwards (end of file)."
+      }))
+    },
+    success: ProcessResult,
+    failure: Errors.TerminalError
+  }),
+  { title: "Follow up on a task", readOnly: false, destructive: true, idempotent: false }
 )
 
 /**
@@ -187,5 +400,9 @@ export const TerminalToolkit = Toolkit.make(
   TerminalRead,
   TerminalSignal,
   TerminalClose,
-  TerminalList
+  TerminalList,
+  TaskOutput,
+  TaskKill,
+  ExecTool,
+  ProcessTool
 )

@@ -49,6 +49,13 @@ const render = (name: ToolName, payload: any, result: any, maxBytes: number): st
       return Render.closeResult(result, maxBytes)
     case "terminal_list":
       return Render.listResult(result.sessions, maxBytes)
+    case "task_output":
+    case "task_kill":
+      return Render.taskView(result, maxBytes)
+    case "exec":
+      return Render.execResult(result, maxBytes)
+    case "process":
+      return Render.processResult(result, maxBytes)
   }
 }
 
@@ -59,7 +66,7 @@ const errorOutcome = (error: { readonly _tag: string; readonly message: string }
   return {
     isError: true,
     structured: { ...fields, _tag: error._tag, message: error.message },
-    text: Render.failure(error._tag, error.message, maxBytes)
+    text: Render.failure(error._tag, error.message, maxBytes, fields)
   }
 }
 

@@ -5,11 +5,19 @@ export * as Handlers from "./Handlers.js"
 /**
  * @since 0.1.0
  */
+export * as McpHttp from "./McpHttp.js"
+/**
+ * @since 0.1.0
+ */
 export * as McpTools from "./McpTools.js"
 /**
  * @since 0.1.0
  */
 export * as Owner from "./Owner.js"
+/**
+ * @since 0.1.0
+ */
+export * as Portable from "./Portable.js"
 /**
  * @since 0.1.0
  */
@@ -22,3 +30,7 @@ export * as TerminalTools from "./TerminalTools.js"
  * @since 0.1.0
  */
 export * as ToolCall from "./ToolCall.js"
+/**
+ * @since 0.1.0
+ */
+export * as ToolClient from "./ToolClient.js"

@@ -39,6 +39,8 @@ export interface Watch {
   /** The session's output byte count at the write. */
   readonly bytesAtWrite: number
   readonly capture: Emulator.Capture
+  /** The input leaves the shell's command line open (keys or text without Enter): the shell reading on is the answer. */
+  readonly lineOpen?: boolean
 }
 
 const terminalOf = (session: SessionRuntime) => ({
@@ -46,9 +48,9 @@ const terminalOf = (session: SessionRuntime) => ({
   ttyPath: session.process.ttyPath
 })
 
-/** Wait for the next change of the session's output, or `ms`, whichever comes first. */
-const changeOrSleep = (changed: Deferred.Deferred<void>, ms: number) =>
-  ms <= 0 ? Effect.void : Effect.raceFirst(Deferred.await(changed), Effect.sleep(Duration.millis(ms)))
+/** Wait for the next change of the session's output after `changed` was taken, or `ms`, whichever comes first. */
+const changeOrSleep = (session: SessionRuntime, changed: Deferred.Deferred<void>, ms: number) =>
+  ms <= 0 ? Effect.void : Effect.asVoid(session.activity.changeOrSleep(changed, ms))
 
 /** One turn of the event loop: I/O that is ready now (output already in the pty) has been read after it. */
 const nextLoopTurn = Effect.async<void>((resume) => {
@@ -69,13 +71,23 @@ const drainOutput = (session: SessionRuntime) =>
     }
   })
 
-/** True when nothing changes for `ms`. */
-const quietFor = (changed: Deferred.Deferred<void>, ms: number) =>
-  Deferred.await(changed).pipe(
-    Effect.timeout(Duration.millis(ms)),
-    Effect.as(false),
-    Effect.catchTag("TimeoutException", () => Effect.succeed(true))
-  )
+/**
+ * A program that is still writing is not waiting for input: before a probe, let output that keeps arriving
+ * finish (one event-loop turn without new bytes), but probe at the latest at `until` (a program that prints
+ * continuously while it reads, and a flood that would otherwise cost one `/proc` probe per chunk).
+ */
+const outputPause = (session: SessionRuntime, until: number) =>
+  Effect.gen(function*() {
+    while (Date.now() < until) {
+      const bytes = session.activity.bytes
+      yield* nextLoopTurn
+      if (session.activity.bytes === bytes) return
+    }
+  })
+
+/** True when nothing changes for `ms` after `changed` was taken. */
+const quietFor = (session: SessionRuntime, changed: Deferred.Deferred<void>, ms: number) =>
+  Effect.map(session.activity.changeOrSleep(changed, ms), (moved) => !moved)
 
 /**
  * `prompt`: the newest markers since the write are our prompt (start then end), nothing was printed
@@ -106,14 +118,14 @@ const promptTier = (watch: Watch) =>
         if (watch.runningAtStart && !markers.some((marker) => marker.kind === "C")) {
           // The command that ran at the write ended: this prompt is ours only if the shell does not go on
           // to read input typed ahead (which it does at once, echoing it and starting a command).
-          const quiet = yield* quietFor(changed, watch.config.pollIntervalMs)
+          const quiet = yield* quietFor(session, changed, watch.config.pollIntervalMs)
           if (!quiet) continue
         }
         const foreground = yield* inspector.foregroundGroup(terminalOf(session))
         if (Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid) {
           return { reason: "prompt", end: prompt.start.at, exitCode: prompt.exitCode } satisfies Settled
         }
-        yield* changeOrSleep(changed, watch.config.pollIntervalMs)
+        yield* changeOrSleep(session, changed, watch.config.pollIntervalMs)
         continue
       }
       const continuation = continuationAfter(markers)
@@ -126,10 +138,11 @@ const promptTier = (watch: Watch) =>
 
 /**
  * The shell itself reading its command line is the prompt tier's to judge (it knows the exit status and
- * the controlled prompt); the shell reading for a builtin such as `read` while a command runs is a wait.
+ * the controlled prompt); the shell reading for a builtin such as `read` while a command runs is a wait, and
+ * so is the shell reading on after keys that left its line open (no prompt will come for those).
  */
 const shellAtPrompt = (watch: Watch, pgid: number): boolean => {
-  if (watch.session.nonce === undefined || pgid !== watch.session.process.pid) return false
+  if (watch.session.nonce === undefined || pgid !== watch.session.process.pid || watch.lineOpen === true) return false
   const markers = watch.session.shell.since(watch.baseline)
   return markers[markers.length - 1]?.kind !== "C"
 }
@@ -138,8 +151,9 @@ const samePosition = (a: Emulator.Position, b: Emulator.Position) => a.row === b
 
 /**
  * `stdin_read`: the foreground group is blocked reading this terminal, with evidence that it consumed
- * input since the write. Probes right after output (re-probing quickly while the program settles into its
- * read) and on a timer from `exactProbeAfterMs`, every `pollIntervalMs`. Nothing polls between sends.
+ * input since the write. Probes once output pauses (re-probing quickly while the program settles into its
+ * read; during a flood at most every `pollIntervalMs`) and on a timer from `exactProbeAfterMs`, every
+ * `pollIntervalMs`. Nothing polls between sends.
  */
 const stdinTier = (watch: Watch) =>
   Effect.gen(function*() {
@@ -152,8 +166,14 @@ const stdinTier = (watch: Watch) =>
     )
     let backoff = 1
     let seenBytes = session.activity.bytes
+    let probedAt = 0
+    // Right after the write nothing can have consumed it yet (the write itself is still on its way): the
+    // first probe waits for output, or for the first step of the backoff.
+    yield* changeOrSleep(session, session.activity.changed, backoff)
     while (true) {
+      if (session.activity.bytes !== seenBytes) yield* outputPause(session, probedAt + config.pollIntervalMs)
       const changed = session.activity.changed
+      probedAt = Date.now()
       const probe = yield* inspector.probe(terminalOf(session))
       const step = StdinEvidence.step(evidence, probe)
       evidence = step.state
@@ -162,6 +182,14 @@ const stdinTier = (watch: Watch) =>
           // Confirm after its output is in: a program that read its input and went back to its event loop
           // before acting on it (node's `.exit`) is caught leaving.
           yield* drainOutput(session)
+          // Answers to its terminal queries (vim asks for the cursor, colors, capabilities) went out just now:
+          // it is about to wake up, read them and redraw. Trust a wait only once they are a while behind (a
+          // program that never stops asking is trusted after ten rounds).
+          const sinceAnswers = () => Date.now() - session.activity.repliedAt
+          for (let round = 0; round < 10 && sinceAnswers() < config.pollIntervalMs; round++) {
+            yield* Effect.sleep(Duration.millis(config.pollIntervalMs - sinceAnswers()))
+            yield* drainOutput(session)
+          }
           // No answer beyond the echo of the input: the program may be acting on it without printing (or
           // exiting): give it a moment before trusting the wait.
           if (session.activity.bytes - watch.bytesAtWrite <= watch.written + 2) {
@@ -175,7 +203,7 @@ const stdinTier = (watch: Watch) =>
         }
         // The shell itself waits: a builtin such as `read` — or the prompt of the command that just ended,
         // whose markers are still on their way. Only a quiet moment with no new marker tells them apart.
-        const quiet = yield* quietFor(changed, config.pollIntervalMs)
+        const quiet = yield* quietFor(session, changed, config.pollIntervalMs)
         if (quiet && !shellAtPrompt(watch, probe.pgid)) {
           return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
         }
@@ -190,7 +218,7 @@ const stdinTier = (watch: Watch) =>
       )
       backoff = outputMoved ? 1 : Math.min(backoff * 2, config.pollIntervalMs)
       if (delay === 0) yield* Effect.yieldNow()
-      else yield* changeOrSleep(changed, delay)
+      else yield* changeOrSleep(session, changed, delay)
     }
   })
 
@@ -216,7 +244,7 @@ const idleTier = (watch: Watch) =>
       if (allowed && silentFor >= wait) {
         return { reason: "inferred_idle", end: session.emulator.cursor() } satisfies Settled
       }
-      yield* changeOrSleep(changed, allowed ? wait - silentFor : config.pollIntervalMs * 4)
+      yield* changeOrSleep(session, changed, allowed ? wait - silentFor : config.pollIntervalMs * 4)
     }
   })
 
@@ -242,5 +270,30 @@ export const settle = (watch: Watch): Effect.Effect<Settled, never, ProcessInspe
     stdinTier(watch)
   ]
   if (watch.session.nonce !== undefined) tiers.unshift(promptTier(watch))
+  return Effect.raceAll(tiers)
+}
+
+/**
+ * The race of a background send: it ends only when the shell's prompt is back, the session ends, or its
+ * explicit deadline passes. Meanwhile the `stdin_read` tier keeps telling whether the program waits for
+ * input (`onWaiting`), re-armed after every change of output.
+ */
+export const settleBackground = (
+  watch: Watch,
+  onWaiting: (waiting: boolean) => void
+): Effect.Effect<Settled, never, ProcessInspector> => {
+  const monitor = Effect.gen(function*() {
+    let current = watch
+    while (true) {
+      yield* stdinTier(current)
+      onWaiting(true)
+      yield* Deferred.await(watch.session.activity.changed)
+      onWaiting(false)
+      current = { ...watch, before: undefined, written: 0, bytesAtWrite: watch.session.activity.bytes }
+    }
+  })
+  const tiers: Array<Effect.Effect<Settled, never, ProcessInspector>> = [exitTier(watch), monitor]
+  if (watch.session.nonce !== undefined) tiers.push(promptTier(watch))
+  if (Number.isFinite(watch.timeoutMs)) tiers.push(timeoutTier(watch))
   return Effect.raceAll(tiers)
 }

@@ -1,10 +1,12 @@
-import { Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
-import type * as Context from "effect/Context"
+import { Capture, Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as EnvPolicy from "../EnvPolicy.js"
@@ -24,13 +26,16 @@ import { SessionId } from "../Ids.js"
 import { ProcessInspector } from "../ProcessInspector.js"
 import type { ExitStatus } from "../PtyBackend.js"
 import { PtyBackend } from "../PtyBackend.js"
-import type { PtyService } from "../PtyService.js"
+import type { CancelResult, PtyService } from "../PtyService.js"
+import * as Sandbox from "../Sandbox.js"
 import type { OpenRequest, ReadRequest, SendRequest, SendResult, SessionInfo, SignalName } from "../Session.js"
 import { ShellDialect } from "../ShellDialect.js"
+import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
+import { interruptForeground as interruptSend } from "./interrupt.js"
 import type { Settled, Watch } from "./readiness.js"
-import { settle } from "./readiness.js"
-import type { SessionRuntime } from "./session.js"
+import { settle, settleBackground } from "./readiness.js"
+import type { ActiveSend, SendProgress, SessionRuntime } from "./session.js"
 import { Activity, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
 
@@ -39,6 +44,8 @@ type Entry =
   | { readonly _tag: "open"; readonly runtime: SessionRuntime }
 
 const CLOSED_MEMORY = 1024
+/** How long a close waits for the output to drain and a waiting send to settle before it moves on. */
+const RELEASE_GRACE_MS = 2_000
 
 const nameOf = (entry: Entry) => entry._tag === "opening" ? entry.name : entry.runtime.name
 const ownerOf = (entry: Entry) => entry._tag === "opening" ? entry.owner : entry.runtime.owner
@@ -58,9 +65,19 @@ const stripEcho = (output: string, request: SendRequest): string => {
   return newline < 0 ? "" : output.slice(newline + 1)
 }
 
+/**
+ * The bytes of a send. `text` is typed as its exact UTF-8 (every code point, ≥ U+0080 too, goes out as its
+ * UTF-8 bytes, unchanged), then Enter unless `submit` is false; one trailing newline of a submitted text is
+ * that Enter. A text of several lines, for a shell reading its command line (`shellReading`) with
+ * bracketed paste on (bash 5.2's readline), goes as one bracketed paste (then Enter when submitted): the
+ * shell takes the lines as one command line and runs them as one unit; none of them runs early, and they
+ * never meet a continuation prompt line by line. `keys` are named keys (arrows per the application-cursor
+ * mode); `paste` is bracketed when the program enabled bracketed paste.
+ */
 const encodeInput = (
   request: SendRequest,
-  modes: Emulator.Modes
+  modes: Emulator.Modes,
+  shellReading = false
 ): Either.Either<string, InvalidInput> => {
   const given = [request.text, request.keys, request.paste].filter((value) => value !== undefined).length
   if (given === 0) {
@@ -82,23 +99,76 @@ const encodeInput = (
     const pasted = Paste.encodePaste(request.paste, { bracketed: modes.bracketedPaste })
     return Either.right(request.submit === true ? `${pasted}\r` : pasted)
   }
-  const text = request.text!
-  return Either.right(request.submit === false ? text : `${text}\r`)
+  const submit = request.submit !== false
+  const text = submit ? request.text!.replace(/\r?\n$/, "") : request.text!
+  const enter = submit ? "\r" : ""
+  if (shellReading && modes.bracketedPaste && /[\r\n]/.test(text)) {
+    return Either.right(`${Paste.encodePaste(text, { bracketed: true })}${enter}`)
+  }
+  return Either.right(`${text}${enter}`)
+}
+
+/** Input without Enter, Ctrl-C or Ctrl-D (a bracketed paste's inside aside) leaves a command line open. */
+const leavesLineOpen = (input: string): boolean => {
+  let outside = input
+  for (let start = outside.indexOf(Paste.pasteStart); start !== -1; start = outside.indexOf(Paste.pasteStart)) {
+    const end = outside.indexOf(Paste.pasteEnd, start)
+    if (end === -1) break
+    outside = outside.slice(0, start) + outside.slice(end + Paste.pasteEnd.length)
+  }
+  return !["\r", "\n", "\x03", "\x04"].some((ends) => outside.includes(ends))
+}
+
+/** A submitted bracketed paste: the shell got it as one command line (see `encodeInput`). */
+const sentAsUnit = (input: string): boolean => input.startsWith(Paste.pasteStart) && input.endsWith("\r")
+
+/** What the model reads when a command sent as one unit was incomplete and has been discarded. */
+const abandonedNote = "[nothing ran: the shell waited for more of this command (an unclosed quote, a heredoc " +
+  "without its end line, an unfinished block), so it was discarded with Ctrl-C]"
+
+/** What the model reads when a line left the shell at its continuation prompt (deliberately, perhaps). */
+const continuationNote = "[the shell waits for the rest of this command at its continuation prompt: send the " +
+  "rest, or keys [\"C-c\"] to drop it]"
+
+/** How a send ended, as the result reports it (`abandoned`: an incomplete unit was discarded). */
+type Outcome = Settled & { readonly abandoned?: boolean }
+
+/** The output of a send whose program holds the screen and printed nothing before it. */
+const fullScreenNote = "[a full-screen program holds the terminal: see screen]"
+
+/**
+ * A full-screen program holds the terminal: the alternate screen is on (vim, htop, less), or a program
+ * waits for a key with application cursor keys set (a pager that keeps the main screen, `less -X`).
+ */
+const holdsScreen = (runtime: SessionRuntime, settled: Settled): boolean => {
+  const modes = runtime.emulator.modes
+  return modes.alternateScreen || (modes.applicationCursor && settled.reason === "stdin_read")
 }
 
 /** Build the service in the current scope; closing that scope closes every session. */
 export const make: Effect.Effect<
   Context.Tag.Service<typeof PtyService>,
   never,
-  TerminalSettings | PtyBackend | ProcessInspector | ShellDialect | EnvPolicy.HostEnvironment | Scope.Scope
+  | TerminalSettings
+  | PtyBackend
+  | ProcessInspector
+  | ShellDialect
+  | EnvPolicy.HostEnvironment
+  | Sandbox.Sandbox
+  | TaskRuntime
+  | Scope.Scope
 > = Effect.gen(function*() {
   const config = yield* TerminalSettings
   const backend = yield* PtyBackend
   const inspector = yield* ProcessInspector
   const dialect = yield* ShellDialect
+  const tasks = yield* TaskRuntime
   const environment = yield* EnvPolicy.HostEnvironment
+  const sandbox = yield* Sandbox.Sandbox
+  const policies = new Map<OwnerId, Sandbox.Policy>()
   const serviceScope = yield* Effect.scope
-  const context = yield* Effect.context<ProcessInspector>()
+  // Only the inspector: the layer's whole context would also carry its Scope into every send and open.
+  const context = Context.make(ProcessInspector, inspector)
   const sessions = new Map<SessionId, Entry>()
   const closed = new Map<SessionId, OwnerId>()
   let counter = 0
@@ -140,6 +210,7 @@ export const make: Effect.Effect<
       readonly bytesAtWrite: number
       readonly baseline: number
       readonly runningAtStart: boolean
+      readonly lineOpen?: boolean
     }
   ): Watch => ({
     session: runtime,
@@ -165,6 +236,27 @@ export const make: Effect.Effect<
       )
     )
 
+  /**
+   * After the tree is gone: let the reader drain (and a send waiting on the session settle with
+   * `session_exit`), close the session's scope, and then make sure nobody waits for an exit event that
+   * will never come (a backend whose exit never arrived).
+   */
+  const release = (runtime: SessionRuntime) =>
+    Effect.gen(function*() {
+      yield* Deferred.await(runtime.drained).pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+      if (!(yield* Deferred.isDone(runtime.drained))) {
+        yield* Effect.logWarning("close: the session's exit never arrived; its waiters are released")
+        runtime.exit ??= { exitCode: null, signal: "SIGKILL" }
+        yield* Deferred.succeed(runtime.drained, runtime.exit)
+        runtime.activity.notify()
+      }
+      const active = runtime.activeSend
+      if (active !== undefined) {
+        yield* Deferred.await(active.done).pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+      }
+      yield* Scope.close(runtime.scope, Exit.void)
+    })
+
   const open = Effect.fn("PtyService.open")(function*(owner: OwnerId, request: OpenRequest) {
     const type = request.type ?? (request.argv !== undefined ? "command" : "shell")
     if (type === "command" && (request.argv === undefined || request.argv.length === 0)) {
@@ -184,8 +276,12 @@ export const make: Effect.Effect<
       }
     }
     const id = SessionId.make(`s-${makeNonce().slice(0, 12)}`)
+    // The owner's policy is read in the same step that registers the opening session, so a concurrent
+    // `configureSandbox` either sees this session or is seen by it.
+    const policy = policies.get(owner) ?? sandbox.policy
     sessions.set(id, { _tag: "opening", owner, name })
-    const cwd = request.cwd ?? config.defaultCwd ?? environment.cwd
+    const confined = Sandbox.isConfined(policy.mode) && policy.workspace !== undefined
+    const requestedCwd = request.cwd ?? (confined ? policy.workspace! : config.defaultCwd ?? environment.cwd)
     const cols = request.cols ?? config.cols
     const rows = request.rows ?? config.rows
     const nonce = type === "shell" ? makeNonce() : undefined
@@ -194,16 +290,21 @@ export const make: Effect.Effect<
       : { file: request.argv![0]!, args: request.argv!.slice(1), env: {} }
     const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
     const started = Effect.gen(function*() {
-      const process = yield* backend.spawn({
+      const confinement = yield* sandbox.confine({
         file: launch.file,
         args: launch.args,
-        cwd,
+        cwd: requestedCwd,
         cols,
         rows,
         label: `${name}-${id}`,
         disposeGraceMs: config.disposeGraceMs,
         env: EnvPolicy.build({ host: environment.host, trusted: environment.trusted, integration: launch.env })
-      }).pipe(Scope.extend(scope))
+      }, policy)
+      const cwd = confinement.request.cwd
+      const process = yield* backend.spawn(confinement.request).pipe(
+        Scope.extend(scope),
+        Effect.flatMap(confinement.attach)
+      )
       const shell = new ShellState()
       const replies: Array<string> = []
       const emulator = makeEmulator(config, { cols, rows }, nonce, shell, replies)
@@ -224,7 +325,8 @@ export const make: Effect.Effect<
         drained: yield* Deferred.make<ExitStatus>(),
         exit: undefined,
         closing: false,
-        activeTask: undefined
+        activeTask: undefined,
+        activeSend: undefined
       }
       yield* startReader(runtime, replies).pipe(Scope.extend(scope))
       const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
@@ -259,46 +361,238 @@ export const make: Effect.Effect<
     return { ...infoOf(runtime), motd }
   })
 
-  const runSend = (runtime: SessionRuntime, request: SendRequest, input: string) =>
+  /** Probe, open the capture at the cursor, write: what both a foreground and a background send start with. */
+  const begin = (
+    runtime: SessionRuntime,
+    request: SendRequest,
+    input: string,
+    timeoutMs: number,
+    interruptible: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity
+  ) =>
     Effect.gen(function*() {
-      const before = inspector.exact ? yield* inspector.probe(terminalOf(runtime)) : undefined
+      const before = inspector.exact ? yield* interruptible(inspector.probe(terminalOf(runtime))) : undefined
       const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
       const baseline = runtime.shell.seq
       const runningAtStart = runtime.shell.state === "running"
       const bytesAtWrite = runtime.activity.bytes
       const started = Date.now()
       yield* runtime.process.write(input)
-      const settled: Settled = yield* settle(watchFor(runtime, capture, {
-        timeoutMs: request.timeoutMs ?? config.timeoutMs,
+      const watch = watchFor(runtime, capture, {
+        timeoutMs,
         idleMs: request.idleMs,
         before,
         written: Utf8.byteLength(input),
         bytesAtWrite,
         baseline,
-        runningAtStart
-      })).pipe(Effect.onInterrupt(() => Effect.sync(() => runtime.emulator.finish(capture))))
-      const captured = runtime.emulator.finish(capture, settled.end)
-      const rebased = runtime.shell.since(baseline).some((marker) => marker.kind === "C")
-      const text = rebased ? captured.text : stripEcho(captured.text, request)
-      return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
-    }).pipe(Effect.provide(context))
+        runningAtStart,
+        lineOpen: runtime.type === "shell" && leavesLineOpen(input)
+      })
+      return { watch, capture, baseline, started }
+    })
 
+  /** The send's output up to where it settled: the echo dropped, bounded. */
+  const outputOf = (runtime: SessionRuntime, request: SendRequest, captured: Emulator.Captured, baseline: number) => {
+    const rebased = runtime.shell.since(baseline).some((marker) => marker.kind === "C")
+    return rebased ? captured.text : stripEcho(captured.text, request)
+  }
+
+  /**
+   * A foreground send. Interrupting it is the cancel: before the write nothing is written; once the write
+   * has begun it lands whole, and then the foreground group gets a real SIGINT before the interruption
+   * completes (so the send's slot is held until the signal is delivered).
+   */
+  const runSend = (runtime: SessionRuntime, request: SendRequest, input: string, progress: SendProgress) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const { baseline, capture, started, watch } = yield* begin(
+          runtime,
+          request,
+          input,
+          request.timeoutMs ?? config.timeoutMs,
+          restore
+        )
+        progress.written = true
+        const unit = runtime.type === "shell" && sentAsUnit(input)
+        const settled: Outcome = yield* restore(
+          settle(watch).pipe(
+            Effect.flatMap((first): Effect.Effect<Outcome, never, ProcessInspector> =>
+              unit && first.continuation === true ? abandonLine(runtime, watch) : Effect.succeed(first)
+            )
+          )
+        ).pipe(
+          Effect.onInterrupt(() =>
+            Effect.sync(() => runtime.emulator.finish(capture)).pipe(
+              Effect.zipRight(interruptSend(runtime, inspector)),
+              Effect.tap((interrupted) =>
+                Effect.sync(() => {
+                  progress.interrupted = interrupted
+                })
+              )
+            )
+          )
+        )
+        const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
+        const output = outputOf(runtime, request, captured, baseline)
+        const text = settled.abandoned === true
+          ? abandonedNote
+          : settled.continuation === true
+          ? `${output}${output === "" ? "" : "\n"}${continuationNote}`
+          : output
+        return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
+      })
+    ).pipe(Effect.provide(context))
+
+  /**
+   * A command sent as one unit left the shell at its continuation prompt, so it is incomplete: discard it
+   * the way a person would, Ctrl-C (a real SIGINT to the terminal's foreground group, the shell; the
+   * interrupt character when the group cannot be resolved), and wait for the prompt. Nothing of it ran, and
+   * no half-typed command is left for the next send to complete by accident.
+   */
+  const abandonLine = (runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome, never, ProcessInspector> =>
+    Effect.gen(function*() {
+      const baseline = runtime.shell.seq
+      const group = yield* inspector.foregroundGroup(terminalOf(runtime))
+      yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
+      const settled = yield* settle({ ...watch, baseline, runningAtStart: false, before: undefined })
+      const outcome: Outcome = { reason: settled.reason, end: settled.end, continuation: true, abandoned: true }
+      return outcome
+    })
+
+  /**
+   * A program that holds the screen without the alternate screen (`less` as git starts it, `LESS=FRX`:
+   * it sets application cursor keys and waits for a key): what is on the screen goes in `screen`, the
+   * output keeps only what scrolled above it.
+   */
+  const endOf = (runtime: SessionRuntime, settled: Settled): Emulator.Position => {
+    if (!holdsScreen(runtime, settled) || runtime.emulator.modes.alternateScreen) return settled.end
+    const top = runtime.emulator.screenTop()
+    return top.row < settled.end.row ? top : settled.end
+  }
+
+  /**
+   * Run a foreground send in the session's one slot, as its own fiber recorded in `activeSend`: a cancel
+   * interrupts that fiber; so does interrupting the caller (a timeout, a disconnected request). The slot is
+   * released only after the send's fiber has finished, its SIGINT included.
+   */
+  const exclusive = <A, E>(runtime: SessionRuntime, run: (progress: SendProgress) => Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<void>()
+      const held = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const progress: SendProgress = { written: false, interrupted: undefined }
+          const fiber = yield* Effect.fork(restore(run(progress)))
+          const active: ActiveSend = { fiber, progress, done }
+          runtime.activeSend = active
+          return yield* restore(Fiber.join(fiber)).pipe(
+            Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+            Effect.ensuring(Effect.sync(() => {
+              if (runtime.activeSend === active) runtime.activeSend = undefined
+            }))
+          )
+        })
+      ).pipe(
+        runtime.sendLock.withPermitsIfAvailable(1),
+        Effect.ensuring(Deferred.succeed(done, undefined))
+      )
+      if (Option.isNone(held)) {
+        return yield* new SendActive({
+          sessionId: runtime.id,
+          ...(runtime.activeTask ? { taskId: runtime.activeTask } : {})
+        })
+      }
+      return held.value
+    })
+
+  /**
+   * A background send: the session is reserved before the task id exists (a holder fiber keeps the send
+   * slot until the task ends), then the task runs until the prompt is back, reporting meanwhile whether the
+   * program waits for input, and taking input through the task runtime.
+   */
+  const runBackground = (owner: OwnerId, runtime: SessionRuntime, request: SendRequest, input: string) =>
+    Effect.gen(function*() {
+      const reserved = yield* Deferred.make<boolean>()
+      const release = yield* Deferred.make<void>()
+      yield* runtime.sendLock.withPermitsIfAvailable(1)(
+        Deferred.succeed(reserved, true).pipe(Effect.zipRight(Deferred.await(release)))
+      ).pipe(
+        Effect.zipRight(Deferred.succeed(reserved, false)),
+        Effect.forkIn(serviceScope)
+      )
+      if (!(yield* Deferred.await(reserved))) {
+        return yield* new SendActive({
+          sessionId: runtime.id,
+          ...(runtime.activeTask ? { taskId: runtime.activeTask } : {})
+        })
+      }
+      const { baseline, capture, started, watch } = yield* begin(
+        runtime,
+        request,
+        input,
+        request.timeoutMs ?? Number.POSITIVE_INFINITY
+      ).pipe(Effect.provide(context), Effect.onError(() => Deferred.succeed(release, undefined)))
+      let waiting = false
+      const run = settleBackground(watch, (now) => {
+        waiting = now
+      }).pipe(
+        Effect.map((settled) => {
+          const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
+          return resultOf(
+            runtime,
+            settled,
+            outputOf(runtime, request, captured, baseline),
+            captured.truncated,
+            Date.now() - started
+          )
+        }),
+        Effect.onInterrupt(() => interruptSend(runtime, inspector)),
+        Effect.provide(context),
+        Effect.ensuring(Effect.suspend(() => {
+          runtime.emulator.finish(capture)
+          runtime.activeTask = undefined
+          return Deferred.succeed(release, undefined)
+        }))
+      )
+      const taskId = yield* tasks.start(owner, {
+        kind: "send",
+        label: request.text ?? request.paste ?? (request.keys ?? []).join(" "),
+        sessionId: runtime.id,
+        run,
+        output: () => outputOf(runtime, request, runtime.emulator.peek(capture), baseline),
+        waitingForInput: () => waiting,
+        input: (taskInput) => {
+          const bytes = encodeInput(taskInput, runtime.emulator.modes)
+          return Either.isLeft(bytes) ? Effect.fail(bytes.left) : runtime.process.write(bytes.right)
+        },
+        finalOutput: (result) => result.output
+      })
+      runtime.activeTask = taskId
+      return {
+        output: "",
+        waitReason: "background",
+        sessionStatus: statusOf(runtime),
+        truncated: false,
+        taskId,
+        elapsedMs: Date.now() - started
+      } satisfies SendResult
+    })
+
+  /**
+   * The send's result: the output over the cap cut to its head and tail (code points intact), and, while a
+   * full-screen program holds the terminal, the screen as a person sees it instead of a byte stream.
+   */
   const resultOf = (
     runtime: SessionRuntime,
-    settled: Settled,
+    settled: Outcome,
     text: string,
     truncated: boolean,
     elapsedMs: number
   ): SendResult => {
-    const modes = runtime.emulator.modes
-    const cut = Utf8.headTail(text, config.maxResultBytes)
-    const screen = modes.alternateScreen ? runtime.emulator.screen() : undefined
+    const cut = Capture.fit(text, config.maxResultBytes)
+    const screen = holdsScreen(runtime, settled) ? runtime.emulator.screen() : undefined
     return {
-      output: screen !== undefined && cut.text.trim() === ""
-        ? "[a full-screen program holds the terminal: see screen]"
-        : cut.text,
+      output: screen !== undefined && cut.text.trim() === "" ? fullScreenNote : cut.text,
       waitReason: settled.reason,
-      ...(settled.exitCode !== undefined ? { exitCode: settled.exitCode } : {}),
+      ...(settled.exitCode !== undefined && settled.abandoned !== true ? { exitCode: settled.exitCode } : {}),
       sessionStatus: statusOf(runtime),
       ...(screen !== undefined ? { screen: { rows: screen.rows, cursor: screen.cursor } } : {}),
       truncated: truncated || cut.truncated,
@@ -312,18 +606,33 @@ export const make: Effect.Effect<
     if (runtime.exit !== undefined) {
       return yield* new SessionExited({ sessionId: id, exitCode: runtime.exit.exitCode, signal: runtime.exit.signal })
     }
-    const input = encodeInput(request, runtime.emulator.modes)
+    const shellReading = runtime.type === "shell" && runtime.shell.state !== "running"
+    const input = encodeInput(request, runtime.emulator.modes, shellReading)
     if (Either.isLeft(input)) return yield* input.left
-    const result = yield* runSend(runtime, request, input.right).pipe(
-      runtime.sendLock.withPermitsIfAvailable(1),
-      Effect.flatten
-    ).pipe(
-      Effect.catchTag(
-        "NoSuchElementException",
-        () => new SendActive({ sessionId: id, ...(runtime.activeTask ? { taskId: runtime.activeTask } : {}) })
-      )
-    )
-    return result
+    if (request.background === true) return yield* runBackground(owner, runtime, request, input.right)
+    return yield* exclusive(runtime, (progress) => runSend(runtime, request, input.right, progress))
+  })
+
+  const cancel = Effect.fn("PtyService.cancel")(function*(owner: OwnerId, id: SessionId) {
+    const runtime = yield* lookup(owner, id)
+    const active = runtime.activeSend
+    if (active !== undefined) {
+      yield* Fiber.interrupt(active.fiber)
+      yield* Deferred.await(active.done)
+      const { interrupted, written } = active.progress
+      return {
+        cancelled: true,
+        written,
+        discarded: interrupted?.discarded ?? 0,
+        signalled: interrupted?.signalled ?? []
+      } satisfies CancelResult
+    }
+    const taskId = runtime.activeTask
+    if (taskId !== undefined) {
+      yield* tasks.kill(owner, taskId).pipe(Effect.ignore)
+      return { cancelled: true, written: true, discarded: 0, signalled: [], taskId } satisfies CancelResult
+    }
+    return { cancelled: false, written: false, discarded: 0, signalled: [] } satisfies CancelResult
   })
 
   const read = Effect.fn("PtyService.read")(function*(owner: OwnerId, id: SessionId, request: ReadRequest) {
@@ -379,22 +688,47 @@ export const make: Effect.Effect<
     const runtime = entry.runtime
     runtime.closing = true
     const report = yield* terminate(runtime).pipe(Effect.onError(() => Effect.sync(() => runtime.closing = false)))
-    yield* Scope.close(runtime.scope, Exit.void)
+    yield* release(runtime)
     sessions.delete(id)
     remember(id, owner)
     return { sessionId: id, outcome: "closed" as const, survivors: report.survivors }
   })
 
+  /** The session as listed, with the shell's working directory now where the inspector can tell. */
+  const listed = (runtime: SessionRuntime) =>
+    (inspector.cwd === undefined || runtime.exit !== undefined
+      ? Effect.succeed(Option.none<string>())
+      : inspector.cwd(runtime.process.pid)).pipe(
+        Effect.map((cwd): SessionInfo => ({ ...infoOf(runtime), cwd: Option.getOrElse(cwd, () => runtime.cwd) }))
+      )
+
   const list = (owner: OwnerId) =>
-    Effect.sync(() => {
-      const out: Array<SessionInfo> = []
-      for (const entry of sessions.values()) {
-        if (entry._tag === "open" && entry.runtime.owner === owner && !entry.runtime.closing) {
-          out.push(infoOf(entry.runtime))
-        }
+    Effect.forEach(
+      [...sessions.values()].flatMap((entry) =>
+        entry._tag === "open" && entry.runtime.owner === owner && !entry.runtime.closing ? [entry.runtime] : []
+      ),
+      listed
+    )
+
+  const sandboxOf = (owner: OwnerId) => Effect.sync(() => policies.get(owner) ?? sandbox.policy)
+
+  const configureSandbox = Effect.fn("PtyService.configureSandbox")(
+    function*(owner: OwnerId, requested: Sandbox.Policy) {
+      const policy = yield* Sandbox.validate(requested)
+      const current = policies.get(owner) ?? sandbox.policy
+      if (Sandbox.equivalent(current, policy)) return
+      const held = [...sessions.values()].filter((entry) => ownerOf(entry) === owner).length
+      if (held > 0) {
+        return yield* new Sandbox.SandboxInUse({
+          owner,
+          current: current.mode,
+          requested: policy.mode,
+          sessions: held
+        })
       }
-      return out
-    })
+      policies.set(owner, policy)
+    }
+  )
 
   const closeOwner = (owner: OwnerId) =>
     Effect.forEach(
@@ -409,7 +743,7 @@ export const make: Effect.Effect<
       (runtime) =>
         terminate(runtime).pipe(
           Effect.catchAll((error: CleanupFailed) => Effect.logWarning("close failed", error)),
-          Effect.zipRight(Scope.close(runtime.scope, Exit.void))
+          Effect.zipRight(release(runtime))
         ),
       { discard: true }
     )
@@ -420,8 +754,11 @@ export const make: Effect.Effect<
     send,
     read,
     signal,
+    cancel,
     close,
     list,
-    closeOwner
+    closeOwner,
+    configureSandbox,
+    sandboxOf
   } satisfies Context.Tag.Service<typeof PtyService>
 })

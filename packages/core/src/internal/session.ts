@@ -1,12 +1,14 @@
 import { Emulator, ShellMarkers } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
 import type { SessionStatus, SessionType } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
+import type { Interrupted } from "./interrupt.js"
 import { ShellState } from "./shellState.js"
 
 /**
@@ -16,16 +18,48 @@ import { ShellState } from "./shellState.js"
 export class Activity {
   lastOutputAt = 0
   bytes = 0
+  /** When the emulator's answers to terminal queries were last written back to the program. */
+  repliedAt = 0
   #changed = Deferred.unsafeMake<void>(FiberId.none)
+  readonly #waiters = new Set<() => void>()
 
   get changed(): Deferred.Deferred<void> {
     return this.#changed
+  }
+
+  /**
+   * Wait for the first change after `seen` was taken (at once if there was one already) or `ms`, whichever
+   * comes first; `true` when output changed. A timer and a callback: no fibers to fork and interrupt, which
+   * the readiness tiers would otherwise do on every chunk of output.
+   */
+  changeOrSleep(seen: Deferred.Deferred<void>, ms: number): Effect.Effect<boolean> {
+    return Effect.async<boolean>((resume) => {
+      if (this.#changed !== seen) return resume(Effect.succeed(true))
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const wake = () => {
+        clearTimeout(timer)
+        this.#waiters.delete(wake)
+        resume(Effect.succeed(true))
+      }
+      this.#waiters.add(wake)
+      if (Number.isFinite(ms)) {
+        timer = setTimeout(() => {
+          this.#waiters.delete(wake)
+          resume(Effect.succeed(false))
+        }, ms)
+      }
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        this.#waiters.delete(wake)
+      })
+    })
   }
 
   notify(): void {
     const done = this.#changed
     this.#changed = Deferred.unsafeMake<void>(FiberId.none)
     Deferred.unsafeDone(done, Effect.void)
+    if (this.#waiters.size > 0) { for (const wake of [...this.#waiters]) wake() }
   }
 }
 
@@ -48,6 +82,22 @@ export interface SessionRuntime {
   exit: ExitStatus | undefined
   closing: boolean
   activeTask: string | undefined
+  /** The foreground send in flight: interrupting its fiber is the cancel. */
+  activeSend: ActiveSend | undefined
+}
+
+/** How far a foreground send got, and what its cancellation did. */
+export interface SendProgress {
+  /** Its input reached the terminal (a cancel before that writes nothing and signals nothing). */
+  written: boolean
+  interrupted: Interrupted | undefined
+}
+
+/** A foreground send in flight: the fiber a cancel interrupts, and `done` once its slot is free again. */
+export interface ActiveSend {
+  readonly fiber: Fiber.Fiber<unknown, unknown>
+  readonly progress: SendProgress
+  readonly done: Deferred.Deferred<void>
 }
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>
@@ -77,6 +127,7 @@ export const startReader = (
         if (replies.length > 0) {
           const answer = replies.join("")
           replies.length = 0
+          activity.repliedAt = Date.now()
           yield* process.write(answer)
         }
         activity.notify()

@@ -171,11 +171,13 @@ export const probe = (env: TreeEnv): Effect.Effect<Option.Option<CgroupRoot>> =>
       if (code !== 0) return yield* new CgroupSetupFailed({ reason: `cannot move a process into ${probeDir}` })
     })
     yield* checked.pipe(Effect.tapError(() => Effect.sync(() => removeCgroupSync(parent))))
-    yield* Effect.logDebug(`cgroup: sessions go under ${parent}`)
+    yield* Effect.logDebug(`teardown: each session gets its own cgroup under ${parent} (close = cgroup.kill)`)
     return Option.some(makeRoot(env, parent))
   }).pipe(
     Effect.catchAll((error) =>
-      Effect.logDebug(`cgroup: unavailable, falling back to the sweep (${error.reason})`).pipe(Effect.as(Option.none()))
+      Effect.logDebug(`teardown: no cgroup v2 here (${error.reason}); sessions use the identity-fenced sweep`).pipe(
+        Effect.as(Option.none())
+      )
     )
   )
 

@@ -4,6 +4,7 @@
 import { ProcessInspector } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as fs from "node:fs"
 import { foregroundGroup, inspect, processTable } from "./foregroundProbe.js"
 import { descendants, toProcessInfo } from "./processTree.js"
 import type { ProcFs } from "./procFs.js"
@@ -37,6 +38,7 @@ export const makeWith = (options: {
         )
       ),
     processTree: (rootPid) =>
-      Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo)))
+      Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo))),
+    cwd: (pid) => Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`))))
   })
 }

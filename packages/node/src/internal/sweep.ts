@@ -94,10 +94,12 @@ export const terminateTree = (
     }
     const targets = (view: TreeView, withRoot: boolean): ReadonlyArray<ProcessInfo> =>
       withRoot && view.root !== undefined ? [...view.children, view.root] : view.children
-    const settle = (withRoot: boolean) =>
+    // A phase may start from the view the previous phase ended with (a scan of the whole table is the
+    // expensive part); every phase still ends on a fresh scan, so forks made meanwhile are found.
+    const settle = (withRoot: boolean, from?: TreeView) =>
       Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + options.settleMs
-        let view = scan()
+        let view = from ?? scan()
         while (targets(view, withRoot).length > 0 && (yield* Clock.currentTimeMillis) < deadline) {
           for (const info of targets(view, withRoot)) send(info, "SIGKILL", info === view.root)
           yield* Effect.sleep(SETTLE_POLL_MS)
@@ -105,41 +107,50 @@ export const terminateTree = (
         }
         return view
       })
-    const graceWhile = (graceMs: number, waiting: (view: TreeView) => boolean, onScan: (view: TreeView) => void) =>
+    const graceWhile = (
+      graceMs: number,
+      waiting: (view: TreeView) => boolean,
+      onScan: (view: TreeView) => void,
+      from?: TreeView
+    ) =>
       Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + graceMs
-        let view = scan()
+        let view = from ?? scan()
         onScan(view)
         while (waiting(view) && (yield* Clock.currentTimeMillis) < deadline) {
           yield* Effect.sleep(POLL_MS)
           view = scan()
           onScan(view)
         }
+        return view
       })
 
+    let view: TreeView | undefined
     if (options.graceMs > 0) {
-      yield* graceWhile(
+      view = yield* graceWhile(
         options.graceMs,
-        (view) => view.children.some((info) => handlesTerm(env.reader, info.pid)),
-        (view) => term(view.children, false)
+        (current) => current.children.some((info) => handlesTerm(env.reader, info.pid)),
+        (current) => term(current.children, false)
       )
     }
-    if (options.finish === undefined) yield* settle(false)
+    if (options.finish === undefined) view = yield* settle(false, view)
     if (options.includeRoot && options.rootGraceMs > 0) {
-      yield* graceWhile(
+      view = yield* graceWhile(
         options.rootGraceMs,
-        (view) => view.root !== undefined && handlesTerm(env.reader, view.root.pid),
-        (view) => {
-          term(view.children, false)
-          if (view.root !== undefined) term([view.root], true)
-        }
+        (current) => current.root !== undefined && handlesTerm(env.reader, current.root.pid),
+        (current) => {
+          term(current.children, false)
+          if (current.root !== undefined) term([current.root], true)
+        },
+        view
       )
     }
     if (options.finish !== undefined) {
-      for (const info of scan().children) signalled.add(info.pid)
+      for (const info of (view ?? scan()).children) signalled.add(info.pid)
       yield* options.finish
+      view = undefined
     }
-    const last = yield* settle(options.includeRoot || options.finish !== undefined)
+    const last = yield* settle(options.includeRoot || options.finish !== undefined, view)
     const survivors = [...targets(last, options.includeRoot).map((info) => info.pid), ...last.refused]
     return { containment, signalled: signalled.size, survivors: [...new Set(survivors)].sort((a, b) => a - b) }
   })

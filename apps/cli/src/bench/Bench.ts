@@ -1,0 +1,121 @@
+/**
+ * `agent-terminal bench`: run the benchmark groups, print the table (stdout), show progress (stderr),
+ * write `bench-results.json` at the repository root.
+ */
+import { Command, Options } from "@effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { close } from "./Close.js"
+import { concurrency } from "./Concurrency.js"
+import type { Group, RunOptions } from "./Harness.js"
+import { idle } from "./Idle.js"
+import { ingest } from "./Ingest.js"
+import { memory } from "./Memory.js"
+import type { Metric } from "./Metric.js"
+import { open } from "./Open.js"
+import { probe } from "./Probe.js"
+import { repl } from "./Repl.js"
+import * as Report from "./Report.js"
+import { roundTrip } from "./RoundTrip.js"
+import { transcript } from "./Transcript.js"
+
+/** Every group, in the order a full run takes them. */
+export const groups: ReadonlyArray<Group> = [
+  open,
+  roundTrip,
+  repl,
+  probe,
+  ingest,
+  memory,
+  close,
+  concurrency,
+  idle,
+  transcript
+]
+
+/** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */
+export const select = (names: ReadonlyArray<string>): Array<Group> | { readonly unknown: ReadonlyArray<string> } => {
+  const wanted = names.flatMap((name) => name.split(",")).map((name) => name.trim()).filter((name) => name !== "")
+  if (wanted.length === 0) return [...groups]
+  const unknown = wanted.filter((name) => !groups.some((group) => group.name === name))
+  if (unknown.length > 0) return { unknown }
+  return groups.filter((group) => wanted.includes(group.name))
+}
+
+/** Options of `agent-terminal bench`. */
+export interface BenchOptions {
+  readonly groups: ReadonlyArray<string>
+  readonly quick: boolean
+  readonly markdown: boolean
+}
+
+const stderrProgress = (started: number) => (text: string) => {
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${text}\n`)
+}
+
+/** Run the selected groups and report. */
+export const run = (options: BenchOptions) =>
+  Effect.gen(function*() {
+    const selected = select(options.groups)
+    if (!Array.isArray(selected)) {
+      const unknown = (selected as { readonly unknown: ReadonlyArray<string> }).unknown
+      return yield* Effect.fail(
+        new Error(`unknown group ${unknown.join(", ")}; groups: ${groups.map((group) => group.name).join(", ")}`)
+      )
+    }
+    const started = performance.now()
+    const progress = stderrProgress(started)
+    const runOptions: RunOptions = { quick: options.quick, progress }
+    const metrics: Array<Metric> = []
+    progress(`agent-terminal bench${options.quick ? " --quick" : ""}: ${selected.map((g) => g.name).join(", ")}`)
+    for (const group of selected) {
+      progress(`${group.name}: ${group.description}`)
+      const rows = yield* group.run(runOptions)
+      metrics.push(...rows)
+      for (const row of rows) {
+        progress(`  ${row.name} = ${row.skipped ?? `${Report.formatNumber(row.value)} ${row.unit}`}`)
+      }
+    }
+    const results: Report.Results = {
+      command: ["agent-terminal bench", ...process.argv.slice(3)].join(" "),
+      quick: options.quick,
+      groups: selected.map((group) => group.name),
+      machine: Report.machine(),
+      durationMs: Math.round(performance.now() - started),
+      summary: Report.summarize(metrics),
+      metrics
+    }
+    const file = Report.write(results)
+    const m = results.machine
+    yield* Console.log(options.markdown ? Report.markdown(metrics) : Report.table(metrics))
+    yield* Console.log(
+      `\n${m.cpuModel} × ${m.cores}, ${m.memoryGiB} GiB, node ${m.node}, ${m.kernel}, load ${
+        m.loadAverage.join(" ")
+      }, ${m.date}`
+    )
+    yield* Console.log(
+      `\ntargets: ${results.summary.met} met, ${results.summary.missed} missed, ${results.summary.unknown} unknown`
+    )
+    yield* Console.log(Report.targets(metrics))
+    yield* Console.log(`\nwrote ${file}`)
+  }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+/** The `bench` subcommand. */
+export const command = Command.make("bench", {
+  group: Options.text("group").pipe(
+    Options.repeated,
+    Options.withDescription(
+      `Run only these groups (repeat or comma-separate): ${groups.map((g) => g.name).join(", ")}.`
+    )
+  ),
+  quick: Options.boolean("quick").pipe(
+    Options.withDescription("Fewer iterations and smaller payloads; every metric still runs.")
+  ),
+  markdown: Options.boolean("markdown").pipe(Options.withDescription("Print the table as Markdown."))
+}, ({ group, markdown, quick }) => run({ groups: group, quick, markdown })).pipe(
+  Command.withDescription(
+    "Measure speed and memory against the raw node-pty floor and the peers, in one run; writes bench-results.json."
+  )
+)

@@ -1,0 +1,138 @@
+/**
+ * 64 sessions at once, each sending `true` in a loop: latency under load and errors. Against 64 raw
+ * node-pty loops doing the same at once (the floor under the same load on this machine).
+ */
+import { Ids, PtyService } from "@agent-terminal/core"
+import * as Effect from "effect/Effect"
+import type { Group, RunOptions } from "./Harness.js"
+import { guard, now, owner, promise, size, tally, timed, withTerminal } from "./Harness.js"
+import type { Metric } from "./Metric.js"
+import { allMet, compare, distribution } from "./Metric.js"
+import { RawTerminal } from "./RawPty.js"
+
+const group = "concurrency"
+const SESSIONS = 64
+const TARGET = "p99 ≤ 25 ms, 0 errors (64 sessions × 100 sends)"
+
+const floor = (sends: number) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => Array.from({ length: SESSIONS }, () => RawTerminal.bash())),
+    (terminals) =>
+      Effect.gen(function*() {
+        yield* promise(() => Promise.all(terminals.map((t) => t.next())))
+        const samples: Array<number> = []
+        let errors = 0
+        yield* promise(() =>
+          Promise.all(terminals.map(async (t) => {
+            for (let i = 0; i < sends; i++) {
+              try {
+                samples.push(await t.roundTrip("true\r", undefined, 10_000))
+              } catch {
+                errors++
+              }
+            }
+          }))
+        )
+        return { samples, errors }
+      }),
+    (terminals) => promise(() => Promise.all(terminals.map((t) => t.kill())))
+  )
+
+const ours = (sends: number, options: RunOptions) =>
+  withTerminal(
+    {},
+    Effect.gen(function*() {
+      const service = yield* PtyService.PtyService
+      const [ids, openMs] = yield* timed(Effect.forEach(
+        Array.from({ length: SESSIONS }, (_, i) => i),
+        (i) =>
+          Effect.acquireRelease(
+            service.open(owner, { name: `concurrent-${i}` }).pipe(
+              Effect.map((opened) => Ids.SessionId.make(opened.sessionId))
+            ),
+            (id) => service.close(owner, id).pipe(Effect.ignore)
+          ),
+        { concurrency: 16 }
+      ))
+      options.progress(`concurrency: ${SESSIONS} sessions open in ${Math.round(openMs)} ms`)
+      yield* Effect.forEach(ids, (id) => service.send(owner, id, { text: "true" }), { concurrency: "unbounded" })
+      const samples: Array<number> = []
+      const reasons: Array<string> = []
+      let errors = 0
+      const errorTags: Array<string> = []
+      const started = now()
+      yield* Effect.forEach(ids, (id) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < sends; i++) {
+            const outcome = yield* timed(service.send(owner, id, { text: "true", timeoutMs: 10_000 })).pipe(
+              Effect.either
+            )
+            if (outcome._tag === "Left") {
+              errors++
+              errorTags.push(outcome.left._tag)
+              continue
+            }
+            const [result, ms] = outcome.right
+            samples.push(ms)
+            reasons.push(result.waitReason)
+            if (result.waitReason !== "prompt" || result.exitCode !== 0) {
+              errors++
+              errorTags.push(`${result.waitReason}/${result.exitCode}`)
+            }
+          }
+        }), { concurrency: "unbounded", discard: true })
+      return { samples, errors, reasons: tally(reasons), errorTags: tally(errorTags), openMs, wallMs: now() - started }
+    })
+  )
+
+const measure = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const sends = size(options, 100, 25)
+    const raw = yield* floor(sends)
+    options.progress(`concurrency: floor ${SESSIONS} × ${sends}`)
+    const m = yield* ours(sends, options)
+    options.progress(`concurrency: ours ${SESSIONS} × ${sends}`)
+    const floorRow: Metric = {
+      name: "concurrency.64x.floor",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(raw.samples),
+      compared: [],
+      notes: [`${SESSIONS} raw node-pty bash loops at once × ${sends} 'true' round trips; errors ${raw.errors}`]
+    }
+    const stats = distribution(m.samples)
+    const p99 = {
+      ...compare(stats.p99, { ...floorRow, value: floorRow.p99 ?? null }),
+      baseline: `${floorRow.name} p99`
+    }
+    return [
+      {
+        name: "concurrency.64x",
+        group,
+        kind: "ours",
+        unit: "ms",
+        ...stats,
+        compared: [compare(stats.value, floorRow), p99],
+        target: {
+          text: TARGET,
+          met: allMet([stats.p99 !== undefined && stats.p99 <= 25, m.errors === 0])
+        },
+        notes: [
+          `${SESSIONS} sessions × ${sends} sends of 'true' at once; errors ${m.errors}; ${
+            Math.round(m.samples.length / (m.wallMs / 1000))
+          } sends/s overall; opening the ${SESSIONS} sessions took ${Math.round(m.openMs)} ms`,
+          ...(sends < 100 ? [`--quick: ${sends} sends per session, not 100`] : [])
+        ],
+        detail: { waitReason: m.reasons, errors: m.errorTags }
+      },
+      floorRow
+    ] satisfies Array<Metric>
+  })
+
+/** The group. */
+export const concurrency: Group = {
+  name: group,
+  description: "64 concurrent sessions × 100 sends (p50/p99, errors) vs 64 raw loops",
+  run: (options) => guard([{ name: "concurrency.64x", group, unit: "ms", target: TARGET }], measure(options))
+}

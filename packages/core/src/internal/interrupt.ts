@@ -1,0 +1,84 @@
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ProcessInfo, ProcessInspector } from "../ProcessInspector.js"
+import type { SessionRuntime } from "./session.js"
+
+/**
+ * What stopping a send did to the terminal.
+ */
+export interface Interrupted {
+  /** Bytes of input no program had read yet, dropped (the flush a real ^C does). */
+  readonly discarded: number
+  /** The process groups that received SIGINT, in order; empty when the foreground group was unresolvable. */
+  readonly signalled: ReadonlyArray<number>
+}
+
+/** How long, after the SIGINT, a job that the shell was starting in that instant is still caught. */
+const FOLLOW_MS = 250
+const POLL_MS = 5
+
+const identity = (info: ProcessInfo) => `${info.pid}:${info.startTime}:${info.comm}`
+
+/**
+ * Stop what a send started, as a person's ^C would, but with a real `SIGINT` (a program that turned
+ * `ISIG` off stops too): drop the input nobody read yet, then signal the terminal's foreground group
+ * resolved now (never a guessed pid). A job the shell was starting at that instant escapes a single
+ * signal (a forked child still running the shell's handlers, or a group not yet in the foreground), so
+ * for a short while any foreground process not signalled yet — a new group, or a child that exec'd since —
+ * gets the SIGINT too; the watch ends as soon as the shell shows a prompt again, or the foreground group
+ * waits for input.
+ */
+export const interruptForeground = (
+  runtime: SessionRuntime,
+  inspector: Context.Tag.Service<typeof ProcessInspector>
+): Effect.Effect<Interrupted> =>
+  Effect.gen(function*() {
+    if (runtime.exit !== undefined) return { discarded: 0, signalled: [] }
+    const home = runtime.process.pid
+    const terminal = { shellPid: home, ttyPath: runtime.process.ttyPath }
+    const discarded = yield* runtime.process.discardInput
+    const signalled: Array<number> = []
+    const seen = new Set<string>()
+    const members = (pgid: number) =>
+      Effect.map(
+        inspector.processTree(home),
+        (tree) => tree.filter((info) => info.pgid === pgid && info.state !== "Z" && info.state !== "X")
+      )
+    const hit = (pgid: number) =>
+      Effect.gen(function*() {
+        const targets = yield* members(pgid)
+        if (yield* runtime.process.signalGroup(pgid, "SIGINT")) {
+          signalled.push(pgid)
+          for (const info of targets) seen.add(identity(info))
+        }
+      })
+
+    const first = yield* inspector.foregroundGroup(terminal)
+    if (Option.isNone(first)) {
+      yield* Effect.logWarning("cancel: the terminal's foreground group cannot be resolved; nothing signalled")
+      return { discarded, signalled }
+    }
+    const baseline = runtime.shell.seq
+    yield* hit(first.value)
+
+    const backAtPrompt = () =>
+      runtime.nonce !== undefined && runtime.shell.since(baseline).some((marker) => marker.kind === "D")
+    const waitingForInput = inspector.exact
+      ? Effect.map(inspector.probe(terminal), (probe) => probe._tag === "Snapshot" && probe.waitingOnTerminal)
+      : Effect.succeed(false)
+    const deadline = Date.now() + FOLLOW_MS
+    while (Date.now() < deadline && runtime.exit === undefined) {
+      yield* Effect.sleep(POLL_MS)
+      const group = yield* inspector.foregroundGroup(terminal)
+      if (Option.isNone(group)) continue
+      if (group.value === home) {
+        if (backAtPrompt() || (yield* waitingForInput)) break
+        continue
+      }
+      const fresh = (yield* members(group.value)).some((info) => !seen.has(identity(info)))
+      if (fresh) yield* hit(group.value)
+      else if (yield* waitingForInput) break
+    }
+    return { discarded, signalled }
+  }).pipe(Effect.withSpan("PtyService.interruptForeground"))

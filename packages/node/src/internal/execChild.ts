@@ -1,0 +1,221 @@
+/**
+ * Child mode: the program runs with pipes (`node:child_process`, no shell, no terminal) in its own
+ * session and process group, inside its containment (its own cgroup where available, else the
+ * identity-fenced sweep). stdout and stderr are decoded separately and interleaved, chunk by chunk, into
+ * one transcript; stdin stays open for input until `eof`.
+ */
+import { Errors, type Exec, type PtyBackend } from "@agent-terminal/core"
+import { Utf8 } from "@agent-terminal/terminal"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Teardown from "../Teardown.js"
+import { Activity } from "./execDeadline.js"
+import type { Started } from "./execProcess.js"
+import { inputPayload } from "./execProcess.js"
+import { TextTranscript } from "./execText.js"
+
+/** After the program exited, how long a descendant still holding its pipes may delay the end. */
+const EXIT_DRAIN_MS = 200
+/** After the tree was killed, how long the pipes may take to close. */
+const KILL_DRAIN_MS = 1000
+
+/** Where `file` resolves on `PATH` (as `execvp` would), or why it does not. */
+export const resolveProgram = (file: string, cwd: string, pathVariable: string | undefined): string | undefined => {
+  const executable = (candidate: string) => {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return fs.statSync(candidate).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (file.includes("/")) {
+    const candidate = path.resolve(cwd, file)
+    return executable(candidate) ? candidate : undefined
+  }
+  for (const dir of (pathVariable ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    const candidate = path.resolve(cwd, dir === "" ? "." : dir, file)
+    if (executable(candidate)) return candidate
+  }
+  return undefined
+}
+
+const signalName = (signal: NodeJS.Signals | null): string | null => signal ?? null
+
+/** The options of one child-mode run. */
+export interface ChildOptions {
+  readonly argv: readonly [string, ...Array<string>]
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+  readonly label: string
+  readonly graceMs: number
+  readonly budget: number
+  readonly maxLines: number
+  readonly maxBytes: number
+}
+
+/** Start `argv` on pipes inside its containment; closing the scope ends its tree. */
+export const spawnChild = (
+  options: ChildOptions
+): Effect.Effect<
+  Started,
+  Errors.SpawnFailed | Errors.InvalidInput,
+  Teardown.Cgroups | Teardown.HostExit | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const [file, ...args] = options.argv
+    const stat = yield* Effect.sync(() => {
+      try {
+        return fs.statSync(options.cwd)
+      } catch {
+        return undefined
+      }
+    })
+    if (stat === undefined || !stat.isDirectory()) {
+      return yield* new Errors.InvalidInput({ field: "cwd", reason: `${options.cwd} is not an existing directory` })
+    }
+    const program = resolveProgram(file, options.cwd, options.env.PATH)
+    if (program === undefined) {
+      return yield* new Errors.SpawnFailed({
+        command: file,
+        reason: file.includes("/") ? "no such executable file" : "command not found on PATH"
+      })
+    }
+    const container = yield* Teardown.contain(options.label, { graceMs: options.graceMs })
+    const wrapped = container.wrap(program, args)
+    const transcript = new TextTranscript({
+      budget: options.budget,
+      maxLines: options.maxLines,
+      maxBytes: options.maxBytes
+    })
+    const activity = new Activity(Date.now())
+    const exited = yield* Deferred.make<PtyBackend.ExitStatus>()
+    const closed = yield* Deferred.make<void>()
+
+    const child = yield* Effect.async<ReturnType<typeof spawn>, Errors.SpawnFailed>((resume) => {
+      let started: ReturnType<typeof spawn>
+      try {
+        started = spawn(wrapped.file, [...wrapped.args], {
+          cwd: options.cwd,
+          env: { ...options.env },
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true
+        })
+      } catch (error) {
+        resume(Effect.fail(new Errors.SpawnFailed({ command: file, reason: String(error) })))
+        return
+      }
+      let settled = false
+      const settle = (effect: Effect.Effect<ReturnType<typeof spawn>, Errors.SpawnFailed>) => {
+        if (settled) return
+        settled = true
+        resume(effect)
+      }
+      started.once("spawn", () => settle(Effect.succeed(started)))
+      started.once("error", (error) =>
+        settle(Effect.fail(new Errors.SpawnFailed({ command: file, reason: error.message }))))
+    })
+    const pid = child.pid!
+    child.on("error", () => {
+      // a late error (a failed kill of an exited child): the exit and teardown paths report what matters
+    })
+
+    const decoders = { stdout: new TextDecoder("utf-8"), stderr: new TextDecoder("utf-8") }
+    const onData = (decoder: InstanceType<typeof TextDecoder>) => (chunk: Buffer) => {
+      const text = decoder.decode(chunk, { stream: true })
+      if (text !== "") {
+        transcript.write(text)
+      }
+      activity.notify(Date.now())
+    }
+    child.stdout!.on("data", onData(decoders.stdout))
+    child.stderr!.on("data", onData(decoders.stderr))
+    child.stdin!.on("error", () => {
+      // the program closed its stdin (EPIPE): later writes fail with InvalidInput
+    })
+    child.once("exit", (code, signal) => {
+      Deferred.unsafeDone(
+        exited,
+        Effect.succeed({ exitCode: signal !== null ? null : code, signal: signalName(signal) })
+      )
+    })
+    child.once("close", () => {
+      for (const decoder of [decoders.stdout, decoders.stderr]) {
+        const rest = decoder.decode()
+        if (rest !== "") {
+          transcript.write(rest)
+        }
+      }
+      Deferred.unsafeDone(closed, Effect.void)
+      activity.notify(undefined)
+    })
+    const tracked = yield* container.track(pid)
+    yield* Effect.addFinalizer(() =>
+      tracked.terminate.pipe(
+        Effect.zipRight(Deferred.await(closed).pipe(Effect.timeout(KILL_DRAIN_MS), Effect.ignore)),
+        Effect.ensuring(Effect.sync(() => {
+          child.stdin?.destroy()
+          child.stdout?.destroy()
+          child.stderr?.destroy()
+          child.removeAllListeners()
+        }))
+      )
+    )
+
+    const input = (request: Exec.ExecInput) =>
+      Effect.suspend(() => {
+        const payload = inputPayload(request)
+        if (payload._tag === "invalid") {
+          return Effect.fail(new Errors.InvalidInput({ field: "text", reason: payload.reason }))
+        }
+        if (payload._tag === "keys") {
+          return Effect.fail(
+            new Errors.InvalidInput({
+              field: "keys",
+              reason:
+                "a child-mode run reads a pipe, not a terminal: send text (submit adds a newline, eof closes stdin); " +
+                "for keys run it in pty mode"
+            })
+          )
+        }
+        const stdin = child.stdin
+        if (stdin === null || stdin.destroyed || stdin.writableEnded) {
+          return Effect.fail(new Errors.InvalidInput({ field: "taskId", reason: "the program's stdin is closed" }))
+        }
+        const text = (payload._tag === "none" ? "" : payload.text) + (request.submit === true ? "\n" : "")
+        return Effect.sync(() => {
+          if (text !== "") {
+            stdin.write(text)
+          }
+          if (request.eof === true) {
+            stdin.end()
+          }
+          activity.notify(Date.now())
+          return Utf8.byteLength(text)
+        })
+      })
+
+    return {
+      mode: "child",
+      pid,
+      transcript: {
+        full: () =>
+          transcript.full(),
+        takeNew: () => transcript.takeNew(),
+        page: (request) => transcript.page(request),
+        dispose: () => {}
+      },
+      activity,
+      ended: Deferred.await(exited).pipe(
+        Effect.tap(() => Deferred.await(closed).pipe(Effect.timeout(EXIT_DRAIN_MS), Effect.ignore))
+      ),
+      drained: Deferred.await(closed).pipe(Effect.timeout(KILL_DRAIN_MS), Effect.ignore),
+      input,
+      terminate: tracked.terminate,
+      waitingForInput: () => false
+    } satisfies Started
+  })

@@ -1,0 +1,511 @@
+/**
+ * The one-shot supervisor: starts a run (child or pty mode) under the owner's sandbox policy and the
+ * shared environment policy, makes it a task of the `TaskRuntime`, races its exit against the overall
+ * timeout and the no-output watchdog, and ends its whole tree whichever way it finishes. Follow-ups on a
+ * background send are passed to the `TaskRuntime`.
+ */
+import {
+  EnvPolicy,
+  Errors,
+  Exec,
+  type Ids,
+  ProcessInspector,
+  PtyBackend,
+  PtyService,
+  Sandbox,
+  TaskRuntime,
+  TerminalConfig
+} from "@agent-terminal/core"
+import { Utf8 } from "@agent-terminal/terminal"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import type * as Teardown from "../Teardown.js"
+import { spawnChild } from "./execChild.js"
+import type { Limits } from "./execDeadline.js"
+import { expiry } from "./execDeadline.js"
+import type { Started } from "./execProcess.js"
+import { inputPayload } from "./execProcess.js"
+import { spawnPty } from "./execPty.js"
+import type { Bounded } from "./execText.js"
+
+/** Ended runs an owner keeps for `poll`/`log` before the oldest are forgotten. */
+const MAX_ENDED_PER_OWNER = 32
+/** Removed task ids remembered, so removing twice is not an error. */
+const REMOVED_MEMORY = 1024
+
+interface Outcome {
+  readonly reason: Exec.Reason
+  readonly exitCode: number | undefined
+  readonly signal: string | undefined
+  readonly survivors: ReadonlyArray<number>
+  readonly endedAt: number
+}
+
+interface Run {
+  id: Ids.TaskId | undefined
+  readonly owner: Ids.OwnerId
+  readonly mode: Exec.Mode
+  readonly label: string
+  readonly started: Started
+  readonly startedAt: number
+  readonly scope: Scope.CloseableScope
+  readonly done: Deferred.Deferred<void>
+  outcome: Outcome | undefined
+  cached: { readonly version: number; readonly view: Bounded } | undefined
+}
+
+/** A readable label for lists (never run: argv is passed to the program as it is). */
+const labelOf = (spawn: Exec.Spawn): string =>
+  spawn._tag === "pty"
+    ? spawn.command
+    : spawn.argv.map((arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : JSON.stringify(arg)).join(" ")
+
+const statusOf = (run: Run): Exec.Status =>
+  run.outcome === undefined
+    ? run.started.waitingForInput() ? "waiting_input" : "running"
+    : run.outcome.reason === "exited"
+    ? "exited"
+    : "killed"
+
+/** The whole output, rendered again only when something changed. */
+const fullOf = (run: Run): Bounded => {
+  const version = run.started.activity.version
+  if (run.cached?.version === version) return run.cached.view
+  const view = run.started.transcript.full()
+  run.cached = { version, view }
+  return view
+}
+
+const viewOf = (run: Run, output: Bounded, withId: boolean): Exec.ExecResult => {
+  const outcome = run.outcome
+  return {
+    ...(withId && run.id !== undefined ? { taskId: run.id } : {}),
+    kind: "exec",
+    mode: run.mode,
+    status: statusOf(run),
+    ...(outcome !== undefined ? { reason: outcome.reason } : {}),
+    output: output.text,
+    ...(outcome?.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+    ...(outcome?.signal !== undefined ? { signal: outcome.signal } : {}),
+    truncated: output.truncated,
+    ...(outcome !== undefined && outcome.survivors.length > 0 ? { survivors: [...outcome.survivors] } : {}),
+    elapsedMs: (outcome?.endedAt ?? Date.now()) - run.startedAt
+  }
+}
+
+const fromTaskView = (view: TaskRuntime.TaskView): Exec.ExecResult => {
+  const result = view.result as { readonly exitCode?: unknown; readonly truncated?: unknown } | undefined
+  return {
+    taskId: view.taskId,
+    kind: view.kind,
+    status: view.status,
+    output: view.error !== undefined
+      ? `${view.output}${view.output === "" ? "" : "\n"}[${view.error._tag}] ${view.error.message}`
+      : view.output,
+    ...(typeof result?.exitCode === "number" ? { exitCode: result.exitCode } : {}),
+    truncated: result?.truncated === true,
+    elapsedMs: view.elapsedMs
+  }
+}
+
+/** Wait until the run ends, waits for input, or `ms` passes (waking on every change to look again). */
+const news = (run: Run, ms: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + ms
+    while (run.outcome === undefined && !run.started.waitingForInput()) {
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) return
+      const changed = run.started.activity.changed
+      if (run.outcome !== undefined || run.started.waitingForInput()) return
+      yield* Effect.raceFirst(Deferred.await(changed), Effect.sleep(remaining))
+    }
+  })
+
+/** Build the supervisor in a scope; closing it kills every run still going. */
+export const make: Effect.Effect<
+  Context.Tag.Service<typeof Exec.Exec>,
+  never,
+  | TerminalConfig.TerminalSettings
+  | PtyBackend.PtyBackend
+  | ProcessInspector.ProcessInspector
+  | Sandbox.Sandbox
+  | EnvPolicy.HostEnvironment
+  | TaskRuntime.TaskRuntime
+  | PtyService.PtyService
+  | Teardown.Cgroups
+  | Teardown.HostExit
+  | Scope.Scope
+> = Effect.gen(function*() {
+  const config = yield* TerminalConfig.TerminalSettings
+  const backend = yield* PtyBackend.PtyBackend
+  const inspector = yield* ProcessInspector.ProcessInspector
+  const sandbox = yield* Sandbox.Sandbox
+  const environment = yield* EnvPolicy.HostEnvironment
+  const tasks = yield* TaskRuntime.TaskRuntime
+  const terminals = yield* PtyService.PtyService
+  const containment = yield* Effect.context<Teardown.Cgroups | Teardown.HostExit>()
+  const serviceScope = yield* Effect.scope
+  const runs = new Map<string, Run>()
+  const removed = new Map<string, Ids.OwnerId>()
+  let counter = 0
+
+  const forget = (run: Run) =>
+    Effect.sync(() => {
+      if (run.id === undefined) return
+      runs.delete(run.id)
+      removed.set(run.id, run.owner)
+      if (removed.size > REMOVED_MEMORY) removed.delete(removed.keys().next().value!)
+      run.started.transcript.dispose()
+    })
+
+  /** Forget runs the task runtime no longer knows (their owner's connection ended), and the oldest ended ones. */
+  const prune = Effect.gen(function*() {
+    const owners = new Set([...runs.values()].map((run) => run.owner))
+    for (const owner of owners) {
+      const known = new Set((yield* tasks.list(owner)).map((view) => view.taskId as string))
+      const mine = [...runs.values()].filter((run) => run.owner === owner)
+      for (const run of mine) if (run.id !== undefined && !known.has(run.id)) yield* forget(run)
+      const ended = mine.filter((run) => run.outcome !== undefined && runs.has(run.id!))
+      ended.sort((a, b) => a.outcome!.endedAt - b.outcome!.endedAt)
+      for (const run of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_PER_OWNER))) {
+        yield* tasks.remove(owner, run.id!).pipe(Effect.ignore)
+        yield* forget(run)
+      }
+    }
+  })
+
+  /** The owner's run with this id; `None` when it is not a run of this owner (maybe a background send). */
+  const findRun = (owner: Ids.OwnerId, taskId: string) =>
+    Effect.gen(function*() {
+      const run = runs.get(taskId)
+      if (run === undefined || run.owner !== owner) return Option.none<Run>()
+      const known = (yield* tasks.list(owner)).some((view) => view.taskId === taskId)
+      if (!known) {
+        yield* forget(run)
+        return Option.none<Run>()
+      }
+      return Option.some(run)
+    })
+
+  const notFound = (taskId: string) => new Errors.TaskNotFound({ taskId })
+
+  const finish = (
+    run: Run,
+    reason: Exec.Reason,
+    status: Option.Option<{ exitCode: number | null; signal: string | null }>
+  ) =>
+    Effect.gen(function*() {
+      const report = yield* run.started.terminate
+      const exit = Option.isSome(status)
+        ? status
+        : yield* run.started.ended.pipe(Effect.timeout(500), Effect.option)
+      yield* run.started.drained
+      run.outcome = {
+        reason,
+        exitCode: Option.isSome(exit) && exit.value.exitCode !== null && reason === "exited"
+          ? exit.value.exitCode
+          : undefined,
+        signal: Option.isSome(exit) && exit.value.signal !== null ? exit.value.signal : undefined,
+        survivors: report.survivors,
+        endedAt: Date.now()
+      }
+      if (report.survivors.length > 0) {
+        yield* Effect.logWarning("exec teardown left survivors").pipe(
+          Effect.annotateLogs({ label: run.label, survivors: report.survivors.join(",") })
+        )
+      }
+      run.started.activity.notify(undefined)
+    }).pipe(Effect.uninterruptible)
+
+  const supervise = (run: Run, limits: Limits): Effect.Effect<Exec.ExecResult> =>
+    Effect.raceFirst(
+      run.started.ended.pipe(Effect.map((status) => ({ reason: "exited" as const, status: Option.some(status) }))),
+      expiry(limits, run.startedAt, run.started.activity, Date.now).pipe(
+        Effect.map((reason) => ({ reason, status: Option.none() }))
+      )
+    ).pipe(
+      Effect.flatMap(({ reason, status }) => finish(run, reason, status)),
+      Effect.onInterrupt(() => run.outcome === undefined ? finish(run, "killed", Option.none()) : Effect.void),
+      Effect.ensuring(
+        Scope.close(run.scope, Exit.void).pipe(Effect.zipRight(Deferred.succeed(run.done, undefined)))
+      ),
+      Effect.map(() => viewOf(run, fullOf(run), false)),
+      // a task may be started from an uninterruptible region: the run must stay killable
+      Effect.interruptible
+    )
+
+  /** Spawn a run in its own scope (its teardown), under the owner's sandbox policy and the environment policy. */
+  const spawn = (owner: Ids.OwnerId, request: Exec.ExecRequest, label: string) =>
+    Effect.gen(function*() {
+      const policy = yield* terminals.sandboxOf(owner)
+      const confined = Sandbox.isConfined(policy.mode) && policy.workspace !== undefined
+      const cwd = request.cwd ?? (confined ? policy.workspace! : config.defaultCwd ?? environment.cwd)
+      const argv = request.spawn._tag === "child"
+        ? request.spawn.argv
+        : Exec.shellArgv(config.shell, request.spawn.command)
+      const confinement = yield* sandbox.confine({
+        file: argv[0],
+        args: argv.slice(1),
+        cwd,
+        env: EnvPolicy.build({ host: environment.host, trusted: environment.trusted }),
+        cols: config.cols,
+        rows: config.rows,
+        label,
+        disposeGraceMs: config.disposeGraceMs
+      }, policy)
+      const confinedRequest = confinement.request
+      if (request.spawn._tag === "child") {
+        // On pipes the sandbox's launcher is the spawned process: its whole tree is the run's containment
+        // (cgroup or sweep), so `attach` (which finds the program's pid on a pty) is not needed.
+        return yield* spawnChild({
+          argv: [confinedRequest.file, ...confinedRequest.args],
+          cwd: confinedRequest.cwd,
+          env: confinedRequest.env,
+          label,
+          graceMs: config.disposeGraceMs,
+          budget: config.maxResultBytes,
+          maxLines: config.scrollbackLines,
+          maxBytes: config.scrollbackMaxBytes
+        }).pipe(Effect.provide(containment))
+      }
+      return yield* spawnPty(backend, inspector, confinedRequest, confinement.attach, {
+        budget: config.maxResultBytes,
+        scrollbackLines: config.scrollbackLines,
+        scrollbackMaxBytes: config.scrollbackMaxBytes,
+        cols: config.cols,
+        rows: config.rows
+      })
+    })
+
+  /** Spawn a run and make it a task; until the task owns the run's scope, a failure or an interruption closes it. */
+  const start = (owner: Ids.OwnerId, request: Exec.ExecRequest) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
+      let owned = false
+      const register = Effect.gen(function*() {
+        const started = yield* spawn(owner, request, `exec-${++counter}`).pipe(Scope.extend(scope))
+        const run: Run = {
+          id: undefined,
+          owner,
+          mode: request.spawn._tag,
+          label: labelOf(request.spawn),
+          started,
+          startedAt: Date.now(),
+          scope,
+          done: yield* Deferred.make<void>(),
+          outcome: undefined,
+          cached: undefined
+        }
+        const limits: Limits = {
+          timeoutMs: request.timeoutMs ?? config.execTimeoutMs,
+          noOutputTimeoutMs: request.noOutputTimeoutMs ?? config.execNoOutputTimeoutMs
+        }
+        const id = yield* tasks.start(owner, {
+          kind: "exec",
+          label: run.label,
+          run: supervise(run, limits),
+          output: () => fullOf(run).text,
+          waitingForInput: () => run.outcome === undefined && started.waitingForInput(),
+          input: (input) => started.input(input),
+          finalOutput: (result) => result.output
+        })
+        owned = true
+        run.id = id
+        runs.set(id, run)
+        return run
+      })
+      return yield* register.pipe(
+        Effect.onExit((exit) => owned ? Effect.void : Scope.close(scope, exit))
+      )
+    })
+
+  const checkMillis = (field: string, value: number | undefined) =>
+    value === undefined || (Number.isSafeInteger(value) && value >= 0)
+      ? Effect.void
+      : Effect.fail(new Errors.InvalidInput({ field, reason: `must be a non-negative integer (ms), got ${value}` }))
+
+  const exec = Effect.fn("Exec.exec")(function*(owner: Ids.OwnerId, request: Exec.ExecRequest) {
+    yield* checkMillis("timeoutMs", request.timeoutMs)
+    yield* checkMillis("noOutputTimeoutMs", request.noOutputTimeoutMs)
+    yield* checkMillis("yieldMs", request.yieldMs)
+    if (request.spawn._tag === "child" && request.spawn.argv.length === 0) {
+      return yield* new Errors.InvalidInput({ field: "argv", reason: "is empty" })
+    }
+    if (request.spawn._tag === "pty" && request.spawn.command.trim() === "") {
+      return yield* new Errors.InvalidInput({ field: "command", reason: "is empty" })
+    }
+    yield* prune
+    const run = yield* start(owner, request)
+    const id = run.id!
+    if (request.background === true) return viewOf(run, { text: "", truncated: false }, true)
+    yield* news(run, request.yieldMs ?? config.execYieldMs).pipe(
+      Effect.onInterrupt(() => tasks.remove(owner, id).pipe(Effect.ignore, Effect.zipRight(forget(run))))
+    )
+    if (run.outcome === undefined) return viewOf(run, run.started.transcript.takeNew(), true)
+    yield* Deferred.await(run.done)
+    const result = viewOf(run, fullOf(run), false)
+    if (!result.truncated) {
+      yield* tasks.remove(owner, id).pipe(Effect.ignore)
+      yield* forget(run)
+      return result
+    }
+    // the output was cut: keep the run so `log` can page through all of it
+    run.started.transcript.takeNew()
+    return { ...result, taskId: id }
+  })
+
+  const poll = Effect.fn("Exec.poll")(function*(owner: Ids.OwnerId, taskId: string, options: Exec.PollOptions = {}) {
+    const timeoutMs = options.timeoutMs ?? config.execYieldMs
+    yield* checkMillis("timeoutMs", options.timeoutMs)
+    const found = yield* findRun(owner, taskId)
+    if (Option.isNone(found)) {
+      const view = yield* tasks.output(owner, taskId, options.wait === true ? { wait: true, timeoutMs } : {}).pipe(
+        Effect.mapError(() => notFound(taskId))
+      )
+      return fromTaskView(view)
+    }
+    const run = found.value
+    if (options.wait === true) yield* news(run, timeoutMs)
+    if (run.outcome !== undefined) yield* Deferred.await(run.done)
+    return viewOf(run, run.started.transcript.takeNew(), true)
+  })
+
+  const log = Effect.fn("Exec.log")(
+    function*(
+      owner: Ids.OwnerId,
+      taskId: string,
+      request: { readonly offset?: number | undefined; readonly count?: number | undefined }
+    ) {
+      const found = yield* findRun(owner, taskId)
+      if (Option.isNone(found)) {
+        const view = (yield* tasks.list(owner)).find((task) => task.taskId === taskId)
+        if (view === undefined) return yield* notFound(taskId)
+        return yield* new Errors.InvalidInput({
+          field: "taskId",
+          reason: `task ${taskId} is a background send${
+            view.sessionId !== undefined ? ` on session ${view.sessionId}` : ""
+          }: page its output with terminal_read`
+        })
+      }
+      const page = found.value.started.transcript.page({
+        ...(request.offset !== undefined ? { offset: request.offset } : {}),
+        ...(request.count !== undefined ? { count: request.count } : {}),
+        maxBytes: config.maxReadBytes
+      })
+      if (page._tag === "Left") {
+        return yield* new Errors.InvalidInput({ field: page.left.field, reason: page.left.reason })
+      }
+      return { taskId, ...page.right }
+    }
+  )
+
+  const write = Effect.fn("Exec.write")(function*(owner: Ids.OwnerId, taskId: string, input: Exec.ExecInput) {
+    const payload = inputPayload(input)
+    if (payload._tag === "invalid") return yield* new Errors.InvalidInput({ field: "text", reason: payload.reason })
+    const found = yield* findRun(owner, taskId)
+    if (Option.isNone(found)) {
+      if (input.eof === true) {
+        return yield* new Errors.InvalidInput({
+          field: "eof",
+          reason: "a background send's terminal takes keys: send keys [\"C-d\"] for end of input"
+        })
+      }
+      const request = payload._tag === "none"
+        ? { text: "", submit: true }
+        : {
+          ...(input.text !== undefined ? { text: input.text } : {}),
+          ...(input.keys !== undefined ? { keys: input.keys } : {}),
+          ...(input.paste !== undefined ? { paste: input.paste } : {}),
+          ...(input.submit !== undefined ? { submit: input.submit } : {})
+        }
+      yield* tasks.write(owner, taskId, request).pipe(
+        Effect.catchTag("TaskNotFound", () => Effect.fail(notFound(taskId)))
+      )
+      const bytes = Utf8.byteLength(input.text ?? input.paste ?? "") + (input.submit === true ? 1 : 0)
+      return { taskId, bytes, eof: false }
+    }
+    const run = found.value
+    if (run.outcome !== undefined) {
+      return yield* new Errors.InvalidInput({
+        field: "taskId",
+        reason: `task ${taskId} has ended (${run.outcome.reason})`
+      })
+    }
+    const bytes = yield* run.started.input(input)
+    return { taskId, bytes, eof: input.eof === true }
+  })
+
+  const kill = Effect.fn("Exec.kill")(function*(owner: Ids.OwnerId, taskId: string) {
+    const found = yield* findRun(owner, taskId)
+    if (Option.isNone(found)) {
+      return fromTaskView(yield* tasks.kill(owner, taskId).pipe(Effect.mapError(() => notFound(taskId))))
+    }
+    const run = found.value
+    yield* tasks.kill(owner, taskId).pipe(Effect.ignore)
+    yield* Deferred.await(run.done)
+    return viewOf(run, run.started.transcript.takeNew(), true)
+  })
+
+  const remove = Effect.fn("Exec.remove")(function*(owner: Ids.OwnerId, taskId: string) {
+    const found = yield* findRun(owner, taskId)
+    if (Option.isSome(found)) {
+      yield* tasks.remove(owner, taskId).pipe(Effect.ignore)
+      yield* Deferred.await(found.value.done)
+      yield* forget(found.value)
+      return { taskId, outcome: "removed" as const }
+    }
+    return yield* tasks.remove(owner, taskId).pipe(
+      Effect.as({ taskId, outcome: "removed" as const }),
+      Effect.catchTag("TaskNotFound", (error) =>
+        removed.get(taskId) === owner
+          ? Effect.succeed({ taskId, outcome: "already-removed" as const })
+          : Effect.fail(error))
+    )
+  })
+
+  const list = (owner: Ids.OwnerId) =>
+    Effect.map(tasks.list(owner), (views) =>
+      views.map((view): Exec.TaskSummary => {
+        const run = runs.get(view.taskId)
+        if (run !== undefined && run.owner === owner) {
+          return {
+            taskId: view.taskId,
+            kind: "exec",
+            label: run.label,
+            mode: run.mode,
+            status: statusOf(run),
+            ...(run.outcome !== undefined ? { reason: run.outcome.reason } : {}),
+            ...(run.outcome?.exitCode !== undefined ? { exitCode: run.outcome.exitCode } : {}),
+            elapsedMs: (run.outcome?.endedAt ?? Date.now()) - run.startedAt
+          }
+        }
+        const result = view.result as { readonly exitCode?: unknown } | undefined
+        return {
+          taskId: view.taskId,
+          kind: view.kind,
+          label: view.label,
+          ...(view.sessionId !== undefined ? { sessionId: view.sessionId } : {}),
+          status: view.status,
+          ...(typeof result?.exitCode === "number" ? { exitCode: result.exitCode } : {}),
+          elapsedMs: view.elapsedMs
+        }
+      }))
+
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach(
+      [...runs.values()],
+      (run) =>
+        (run.outcome === undefined && run.id !== undefined
+          ? tasks.kill(run.owner, run.id).pipe(Effect.ignore, Effect.zipRight(Deferred.await(run.done)))
+          : Effect.void).pipe(Effect.zipRight(Effect.sync(() => run.started.transcript.dispose()))),
+      { discard: true, concurrency: "unbounded" }
+    ).pipe(Effect.zipRight(Effect.sync(() => runs.clear())))
+  )
+
+  return Exec.Exec.of({ shell: config.shell, exec, poll, log, write, kill, remove, list })
+})

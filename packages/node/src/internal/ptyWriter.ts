@@ -1,0 +1,111 @@
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+
+interface Pending {
+  readonly bytes: Uint8Array
+  offset: number
+  readonly done: () => void
+}
+
+/** Input to a pty master, in call order; each write completes once all its bytes are in the kernel. */
+export interface PtyWriter {
+  readonly write: (data: Uint8Array) => Effect.Effect<void>
+  /** Drops what is still queued (its writers complete); later writes complete at once. */
+  readonly close: () => void
+}
+
+/** EAGAIN retries on the next turn of the event loop before backing off to timers (a program not reading). */
+const IMMEDIATE_RETRIES = 8
+const MAX_BACKOFF_MS = 10
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
+
+/**
+ * Writes straight to the master fd with `writeSync` (node-pty opens it `O_NONBLOCK`, so a full buffer is an
+ * `EAGAIN`, never a block): the caller learns when its bytes landed, which node-pty's own queue never says.
+ * `isOpen` is asked before every write: once node-pty has destroyed its socket the fd number may already
+ * belong to another file.
+ */
+export const makePtyWriter = (fd: number, isOpen: () => boolean): PtyWriter => {
+  const queue: Array<Pending> = []
+  let closed = false
+  let stalls = 0
+  let immediate: ReturnType<typeof setImmediate> | undefined
+  let timeout: ReturnType<typeof setTimeout> | undefined
+
+  const drop = () => {
+    for (const pending of queue.splice(0)) pending.done()
+  }
+  const retry = () => {
+    stalls++
+    if (stalls <= IMMEDIATE_RETRIES) immediate = setImmediate(pump)
+    else timeout = setTimeout(pump, Math.min(stalls - IMMEDIATE_RETRIES, MAX_BACKOFF_MS))
+  }
+  const pump = (): void => {
+    immediate = undefined
+    timeout = undefined
+    while (queue.length > 0) {
+      if (closed || !isOpen()) {
+        closed = true
+        return drop()
+      }
+      const head = queue[0]!
+      try {
+        head.offset += fs.writeSync(fd, head.bytes, head.offset, head.bytes.length - head.offset)
+        stalls = 0
+      } catch (error) {
+        if (codeOf(error) === "EAGAIN") return retry()
+        closed = true
+        return drop()
+      }
+      if (head.offset >= head.bytes.length) {
+        queue.shift()
+        head.done()
+      }
+    }
+  }
+
+  return {
+    write: (data) =>
+      Effect.async<void>((resume) => {
+        if (closed || data.length === 0) return resume(Effect.void)
+        queue.push({ bytes: data, offset: 0, done: () => resume(Effect.void) })
+        if (queue.length === 1) pump()
+      }),
+    close: () => {
+      closed = true
+      if (immediate !== undefined) clearImmediate(immediate)
+      if (timeout !== undefined) clearTimeout(timeout)
+      drop()
+    }
+  }
+}
+
+/**
+ * Reads and drops whatever input waits in the pty slave's queue, unread by any program — what the line
+ * discipline's flush does on a real ^C. Opened `O_NOCTTY | O_NONBLOCK`: we never become its controlling
+ * process and never wait; a canonical-mode partial line stays (it is not readable yet).
+ */
+export const discardPendingInput = (ttyPath: string): number => {
+  let fd: number
+  try {
+    fd = fs.openSync(ttyPath, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY)
+  } catch {
+    return 0
+  }
+  let total = 0
+  try {
+    const buffer = Buffer.allocUnsafe(4096)
+    for (let reads = 0; reads < 64; reads++) {
+      const n = fs.readSync(fd, buffer, 0, buffer.length, null)
+      if (n <= 0) break
+      total += n
+    }
+  } catch {
+    // EAGAIN: nothing (more) is pending; EIO: the terminal is gone
+  } finally {
+    fs.closeSync(fd)
+  }
+  return total
+}

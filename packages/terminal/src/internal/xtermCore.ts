@@ -1,0 +1,167 @@
+/**
+ * The few internals of `@xterm/headless` the emulator relies on, typed in one place: synchronous
+ * parsing, the normal buffer's rows and trim events, the buffer switch on a full reset, and the parser's OSC and DCS handler tables (the public API only offers callbacks with a 10 MB payload
+ * buffer). Pinned to `@xterm/headless` 6.0.0.
+ */
+import type xterm from "@xterm/headless"
+import type { Rgb } from "./replies.js"
+
+export interface Disposable {
+  dispose(): void
+}
+
+export type Event<A> = (listener: (value: A) => void) => Disposable
+
+export interface CoreLine {
+  readonly isWrapped: boolean
+  translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string
+}
+
+export interface CoreLines {
+  readonly length: number
+  get(index: number): CoreLine | undefined
+  readonly onTrim: Event<number>
+}
+
+export interface CoreBuffer {
+  readonly lines: CoreLines
+  readonly ybase: number
+  readonly y: number
+  readonly x: number
+}
+
+/** A handler of one OSC number: `put` may be called many times per sequence, with code points. */
+export interface OscHandler {
+  start(): void
+  put(data: Uint32Array, start: number, end: number): void
+  end(success: boolean): boolean
+}
+
+/** A handler of one DCS identifier. */
+export interface DcsHandler {
+  hook(params: unknown): void
+  put(data: Uint32Array, start: number, end: number): void
+  unhook(success: boolean): boolean | Promise<boolean>
+}
+
+export interface InputHandler {
+  /** Color set / report / restore requests (OSC 4, 10, 11, 12, 104…), which only a renderer answers. */
+  readonly onColor: Event<ReadonlyArray<{ readonly type: number; readonly index?: number; readonly color?: Rgb }>>
+  readonly _parser: {
+    registerOscHandler(ident: number, handler: OscHandler): Disposable
+    readonly _oscParser: { readonly _handlers: Record<number, Array<OscHandler>> }
+    readonly _dcsParser: { readonly _handlers: Record<number, Array<DcsHandler>> }
+  }
+}
+
+export interface Core {
+  writeSync(data: string | Uint8Array): void
+  readonly _inputHandler: InputHandler
+  readonly _bufferService: {
+    readonly buffers: {
+      readonly normal: CoreBuffer
+      readonly onBufferActivate: Event<{ readonly activeBuffer: CoreBuffer }>
+    }
+    readonly onScroll: Event<number>
+  }
+}
+
+export const coreOf = (terminal: xterm.Terminal): Core => (terminal as unknown as { readonly _core: Core })._core
+
+class BoundedOsc implements OscHandler {
+  #size = 0
+  #over = false
+  constructor(readonly inner: OscHandler, readonly limit: number) {}
+  start(): void {
+    this.#size = 0
+    this.#over = false
+    this.inner.start()
+  }
+  put(data: Uint32Array, start: number, end: number): void {
+    if (this.#over) return
+    this.#size += end - start
+    if (this.#size > this.limit) {
+      this.#over = true
+      this.inner.end(false)
+      return
+    }
+    this.inner.put(data, start, end)
+  }
+  end(success: boolean): boolean {
+    if (this.#over) {
+      this.#over = false
+      return false
+    }
+    return this.inner.end(success)
+  }
+}
+
+class BoundedDcs implements DcsHandler {
+  #size = 0
+  #over = false
+  constructor(readonly inner: DcsHandler, readonly limit: number) {}
+  hook(params: unknown): void {
+    this.#size = 0
+    this.#over = false
+    this.inner.hook(params)
+  }
+  put(data: Uint32Array, start: number, end: number): void {
+    if (this.#over) return
+    this.#size += end - start
+    if (this.#size > this.limit) {
+      this.#over = true
+      void this.inner.unhook(false)
+      return
+    }
+    this.inner.put(data, start, end)
+  }
+  unhook(success: boolean): boolean | Promise<boolean> {
+    if (this.#over) {
+      this.#over = false
+      return false
+    }
+    return this.inner.unhook(success)
+  }
+}
+
+/**
+ * Cap the payload xterm's own OSC and DCS handlers buffer (10 MB each by default): a longer payload is
+ * dropped as it streams and the sequence is ignored when its terminator comes.
+ */
+export const boundStringSequences = (core: Core, limit: number): void => {
+  const parser = core._inputHandler._parser
+  for (const list of Object.values(parser._oscParser._handlers)) {
+    list.forEach((handler, index) => list[index] = new BoundedOsc(handler, limit))
+  }
+  for (const list of Object.values(parser._dcsParser._handlers)) {
+    list.forEach((handler, index) => list[index] = new BoundedDcs(handler, limit))
+  }
+}
+
+/** An OSC handler for short payloads (our markers): one over `limit` code units is dropped as it streams. */
+export class SmallOscHandler implements OscHandler {
+  #data = ""
+  #over = false
+  constructor(readonly limit: number, readonly onEnd: (payload: string) => void) {}
+  start(): void {
+    this.#data = ""
+    this.#over = false
+  }
+  put(data: Uint32Array, start: number, end: number): void {
+    if (this.#over) return
+    if (this.#data.length + end - start > this.limit) {
+      this.#over = true
+      this.#data = ""
+      return
+    }
+    this.#data += String.fromCodePoint(...data.subarray(start, end))
+  }
+  end(success: boolean): boolean {
+    const payload = this.#data
+    const accepted = success && !this.#over
+    this.#data = ""
+    this.#over = false
+    if (accepted) this.onEnd(payload)
+    return true
+  }
+}

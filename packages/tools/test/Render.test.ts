@@ -1,0 +1,174 @@
+import { Errors, type Session } from "@agent-terminal/core"
+import { Utf8 } from "@agent-terminal/terminal"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Handlers, Render, ToolCall } from "../src/index.js"
+import { fakeTerminal } from "./support/fakeTerminal.js"
+
+// SCENARIO 26: metadata and ids survive the smallest result cap (64 bytes) — for every result and error.
+const min = 64
+const sessionId = "s-0123456789ab"
+const taskId = "t-0123456789abcdef"
+const long = `${"a long line of output that goes on and on ".repeat(40)}\n`.repeat(20)
+const cjk = "一二三四五六七八九十".repeat(50)
+
+const fits = (text: string) => {
+  expect(Utf8.byteLength(text)).toBeLessThanOrEqual(min)
+  expect(text.startsWith("[")).toBe(true)
+  expect(text).not.toContain("\uFFFD")
+  return text
+}
+
+const send = (overrides: Partial<Session.SendResult>): Session.SendResult => ({
+  output: long,
+  waitReason: "prompt",
+  exitCode: 0,
+  sessionStatus: { _tag: "running" },
+  truncated: true,
+  elapsedMs: 12,
+  ...overrides
+})
+
+describe("rendered results within 64 bytes (26)", () => {
+  it("send results keep the wait reason, the exit code and the other facts first", () => {
+    const cases: ReadonlyArray<[Partial<Session.SendResult>, ReadonlyArray<string>]> = [
+      [{ exitCode: 127 }, ["[wait: prompt]", "[exit: 127]"]],
+      [{ output: cjk, exitCode: 1 }, ["[wait: prompt]", "[exit: 1]"]],
+      [{ waitReason: "stdin_read", exitCode: undefined }, ["[wait: stdin_read]"]],
+      [{ waitReason: "inferred_idle", exitCode: undefined }, ["[wait: inferred_idle]", "may still"]],
+      [{ waitReason: "timeout", exitCode: undefined }, ["[wait: timeout]", "may still", "[truncated]"]],
+      [
+        {
+          waitReason: "session_exit",
+          exitCode: 9,
+          sessionStatus: { _tag: "exited", exitCode: null, signal: "SIGKILL" }
+        },
+        ["[wait: session_exit]", "[exit: 9]", "[exited]"]
+      ],
+      [{ continuation: true, exitCode: undefined }, ["[wait: prompt]", "[continuation]"]],
+      [{ screen: { rows: Array(40).fill("~".padEnd(160)), cursor: { row: 0, col: 0 } } }, ["[wait: prompt]"]],
+      [{ waitReason: "timeout", exitCode: undefined, taskId } as Partial<Session.SendResult>, [taskId]],
+      [{ truncated: false }, ["[wait: prompt]", "[exit: 0]", "[truncated]"]]
+    ]
+    for (const [overrides, facts] of cases) {
+      const text = fits(Render.sendResult(send(overrides), min))
+      for (const fact of facts) expect(text).toContain(fact)
+    }
+  })
+
+  it("an open keeps the session id and pid even with a long name", () => {
+    const text = fits(Render.openResult({
+      sessionId,
+      name: "n".repeat(128),
+      type: "shell",
+      pid: 4194304,
+      status: { _tag: "running" },
+      cwd: "/",
+      containment: "cgroup",
+      busy: false,
+      motd: long
+    }, min))
+    expect(text).toContain(sessionId)
+    expect(text).toContain("4194304")
+  })
+
+  it("a read, a signal and a close keep their facts and ids", () => {
+    expect(
+      fits(
+        Render.readResult({ text: cjk, totalLines: 123456, lineBegin: 123400, lineEnd: 123456, truncated: true }, min)
+      )
+    )
+      .toContain("[lines 123400-123456 of 123456]")
+    expect(fits(Render.signalResult({ delivered: false, targetPgid: 4194304 }, "SIGQUIT", min))).toContain("4194304")
+    const closed = fits(Render.closeResult({
+      sessionId,
+      outcome: "already-closing",
+      survivors: Array.from({ length: 50 }, (_, i) => 100000 + i)
+    }, min))
+    expect(closed).toContain(sessionId)
+  })
+
+  it("a list keeps the count and the ids when the details do not fit", () => {
+    const info = (i: number): Session.SessionInfo => ({
+      sessionId: `s-00000000000${i}`,
+      name: `a-rather-long-session-name-${i}`,
+      type: "shell",
+      pid: 100 + i,
+      status: { _tag: "running" },
+      cwd: "/a/very/long/working/directory/path",
+      containment: "sweep",
+      busy: i === 1
+    })
+    expect(fits(Render.listResult([], min))).toBe("[sessions: 0]")
+    const one = fits(Render.listResult([info(1)], min))
+    expect(one).toContain("s-000000000001")
+    const two = fits(Render.listResult([info(1), info(2)], min))
+    expect(two).toContain("[sessions: 2]")
+    expect(two).toContain("s-000000000001")
+    expect(two).toContain("s-000000000002")
+  })
+
+  it("task views keep the task id and status", () => {
+    for (const status of ["running", "waiting_input", "completed", "failed", "killed"]) {
+      const text = fits(Render.taskView({
+        taskId,
+        status,
+        output: long,
+        ...(status === "completed" ? { result: send({ exitCode: 2 }) } : {}),
+        ...(status === "failed" ? { error: { _tag: "SessionExited", message: "session exited" } } : {}),
+        elapsedMs: 5
+      }, min))
+      expect(text).toContain(taskId)
+      expect(text).toContain(`[status: ${status}]`)
+    }
+  })
+})
+
+const errors: ReadonlyArray<[Errors.TerminalError, ReadonlyArray<string>]> = [
+  [new Errors.SessionNotFound({ sessionId }), [sessionId]],
+  [new Errors.ForeignSession({ sessionId }), [sessionId]],
+  [new Errors.SendActive({ sessionId, taskId }), [sessionId, taskId]],
+  [new Errors.SessionExited({ sessionId, exitCode: null, signal: "SIGKILL" }), [sessionId]],
+  [new Errors.DuplicateName({ name: "build", sessionId }), [sessionId]],
+  [new Errors.InvalidInput({ field: "sessionId", reason: "is required" }), ["sessionId"]],
+  [new Errors.InvalidConfig({ field: "maxResultBytes", reason: "must be at least 64" }), ["maxResultBytes"]],
+  [new Errors.SignalRefused({ sessionId, signal: "SIGKILL", reason: "the shell itself is in the foreground" }), [
+    sessionId
+  ]],
+  [new Errors.SpawnFailed({ command: "/no/such/program", reason: "ENOENT" }), []],
+  [new Errors.SandboxUnavailable({ mode: "workspace-write", reason: "bwrap not found" }), []],
+  [new Errors.CleanupFailed({ sessionId, survivors: Array.from({ length: 40 }, (_, i) => 200000 + i) }), [
+    sessionId
+  ]],
+  [new Errors.TaskNotFound({ taskId }), [taskId]]
+]
+
+describe("errors within 64 bytes over the one call path (26)", () => {
+  for (const [error, ids] of errors) {
+    it.effect(`${error._tag}: the tag and its ids first, isError, structured _tag and message`, () =>
+      Effect.gen(function*() {
+        const outcome = yield* ToolCall.call("terminal_send", { sessionId, text: "echo hi" }, { maxResultBytes: min })
+        expect(outcome.isError).toBe(true)
+        expect(outcome.structured).toMatchObject({ _tag: error._tag, message: error.message })
+        const text = fits(outcome.text)
+        expect(text).toContain(`[error: ${error._tag}]`)
+        for (const id of ids) expect(text).toContain(id)
+        const shown = text.split("\n").slice(1).join("\n").replace(/…$/, "")
+        expect(error.message.startsWith(shown)).toBe(true)
+      }).pipe(
+        Effect.provide(Handlers.layer),
+        Effect.provide(fakeTerminal({ failWith: error }).layer)
+      ))
+  }
+
+  it.effect("an invalid parameter, an unknown tool and an unknown task are bounded too", () =>
+    Effect.gen(function*() {
+      const missing = yield* ToolCall.call("terminal_send", { text: "x" }, { maxResultBytes: min })
+      expect(fits(missing.text)).toContain("[field: sessionId]")
+      const unknown = yield* ToolCall.call("no_such_tool_with_a_long_name", {}, { maxResultBytes: min })
+      expect(fits(unknown.text)).toContain("[error: InvalidInput]")
+      const task = yield* ToolCall.call("task_output", { taskId }, { maxResultBytes: min })
+      expect(task.structured).toMatchObject({ _tag: "TaskNotFound", taskId })
+      expect(fits(task.text)).toContain(taskId)
+    }).pipe(Effect.provide(Handlers.layer), Effect.provide(fakeTerminal().layer)))
+})
