@@ -1,13 +1,9 @@
 import { Errors, Ids, PtyService, TerminalConfig } from "@agent-terminal/core"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { alive, openShell, otherOwner, owner, TestTerminal } from "../support/terminal.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+import { alive, failureOf, openShell, otherOwner, owner, TestTerminal } from "../support/terminal.js"
 
 layer(TestTerminal(), { excludeTestServices: true })("a persistent bash session", (it) => {
   it.scoped("opens at the prompt, and the motd shows it (1)", () =>

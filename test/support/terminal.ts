@@ -1,6 +1,7 @@
 import { Ids, PtyService, type Session, TerminalConfig } from "@agent-terminal/core"
 import { NodeTerminal } from "@agent-terminal/node"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
 
 /** Settings lowered for tests: short idle bound, generous timeouts (tests assert behaviour, not speed). */
@@ -42,3 +43,7 @@ export const alive = (pid: number): boolean => {
     return false
   }
 }
+
+/** The typed failure of an exit, if it failed with one. */
+export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
+  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined

@@ -1,11 +1,7 @@
 import { Errors, TaskRuntime } from "@agent-terminal/core"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import { openShell, otherOwner, owner, TestTerminal } from "../support/terminal.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+import { failureOf, openShell, otherOwner, owner, TestTerminal } from "../support/terminal.js"
 
 layer(TestTerminal(), { excludeTestServices: true })("background sends", (it) => {
   it.scoped("returns a task id at once; task_output with wait returns the result", () =>

@@ -7,11 +7,9 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import { failureOf } from "../support/terminal.js"
 import { FakeTerminal, JOB_GROUP, makeGate, makeWorld, SHELL_PID } from "./fakes.js"
 import { alive, commOf, containments, openTagged, owner, TeardownTerminal, waitUntil } from "./support.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
 const world = makeWorld()
 

@@ -1,14 +1,11 @@
 import { Errors, Ids, PtyService } from "@agent-terminal/core"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
+import { failureOf } from "../support/terminal.js"
 import { FakeTerminal, makeWorld, SURVIVOR } from "./fakes.js"
 import { alive, commOf, containments, openTagged, owner, TeardownTerminal, waitUntil } from "./support.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
 const world = makeWorld()
 

@@ -2,16 +2,12 @@ import { Errors, ProcessInspector, PtyService, Sandbox, TaskRuntime, type Termin
 import { BashDialect, LinuxInspector, NodePtyBackend, NodeTerminal } from "@agent-terminal/node"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
-import { testConfig } from "../support/terminal.js"
+import { failureOf, testConfig } from "../support/terminal.js"
 import { alive, commOf, openTagged, owner, waitUntil } from "./support.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
 const ownGroup = (): number => {
   const stat = fs.readFileSync("/proc/self/stat", "latin1")

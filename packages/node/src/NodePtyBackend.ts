@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
+import { findProgram } from "./internal/executable.js"
 import { discardPendingInput, makePtyWriter } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
@@ -38,15 +38,6 @@ const checkCwd = (cwd: string) =>
     )
   )
 
-const executable = (file: string): boolean => {
-  try {
-    fs.accessSync(file, fs.constants.X_OK)
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}
-
 /**
  * The program must exist before it is wrapped (in the cgroup join, the sandbox): afterwards a missing
  * program is only an exit status 127 of the wrapper, not the clear `SpawnFailed` a caller needs.
@@ -54,10 +45,7 @@ const executable = (file: string): boolean => {
 const checkProgram = (request: PtyBackend.SpawnRequest) =>
   Effect.suspend(() => {
     const { file } = request
-    const found = file.includes("/")
-      ? executable(path.resolve(request.cwd, file))
-      : (request.env.PATH ?? "").split(":").some((dir) => dir !== "" && executable(path.join(dir, file)))
-    return found
+    return findProgram(file, request.env.PATH ?? "", request.cwd) !== undefined
       ? Effect.void
       : Effect.fail(
         new Errors.SpawnFailed({

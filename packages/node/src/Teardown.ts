@@ -29,23 +29,7 @@ const nodeEnv = (): internalSweep.TreeEnv => ({
  *
  * @since 0.1.0
  */
-export interface SweepOptions {
-  /** How long the descendants may take to act on TERM; the wait ends early once none handles TERM. 0: KILL at once. */
-  readonly graceMs: number
-  /** Also end the root (after its descendants). */
-  readonly includeRoot: boolean
-  /** Pids never to signal (and not reported as survivors). */
-  readonly exclude?: ReadonlyArray<number> | undefined
-  /**
-   * The root's start time (`startTimeOf`) taken when it was spawned: if the pid now belongs to another
-   * process, the tree is long gone and nothing is signalled. Default: whatever holds the pid now.
-   */
-  readonly rootStartTime?: number | undefined
-  /** The root's grace, only used when it handles TERM. Default: `min(graceMs, 500)`. */
-  readonly rootGraceMs?: number | undefined
-  /** How long KILLed processes get to disappear before they count as survivors. Default 2000. */
-  readonly settleMs?: number | undefined
-}
+export type SweepOptions = internalSweep.SweepOptions
 
 /**
  * The identity-fenced sweep of `rootPid`'s tree (containment `"sweep"`): capture the descendants by

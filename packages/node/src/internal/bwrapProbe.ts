@@ -5,20 +5,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as childProcess from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { processArgs } from "./bwrapArgs.js"
+import { executable } from "./executable.js"
 
 const PROBE_TIMEOUT_MS = 10_000
-
-const executable = (file: string): boolean => {
-  try {
-    fs.accessSync(file, fs.constants.X_OK)
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}
 
 /** The bwrap binary to run, or why there is none. */
 export const resolveBinary = (
