@@ -196,6 +196,32 @@ layer(TestTerminal(), { excludeTestServices: true })("ownership and bad input", 
       expect((yield* service.read(owner, id, {})).text).toContain("first")
     }))
 
+  it.scoped("a command session runs argv on the terminal; a missing program is SpawnFailed", () =>
+    Effect.gen(function*() {
+      const service = yield* PtyService.PtyService
+      const missing = yield* Effect.exit(service.open(owner, { argv: ["no-such-program-xyz", "--help"] }))
+      expect(failureOf(missing)).toMatchObject({ _tag: "SpawnFailed", command: "no-such-program-xyz" })
+      const opened = yield* service.open(owner, { argv: ["python3", "-q"] })
+      const id = Ids.SessionId.make(opened.sessionId)
+      expect(opened.type).toBe("command")
+      const line = yield* service.send(owner, id, { text: "print(2 ** 10)" })
+      expect(line.waitReason).toBe("stdin_read")
+      expect(line.output).toBe("1024\n>>> ")
+      const end = yield* service.send(owner, id, { text: "exit()" })
+      expect(end.waitReason).toBe("session_exit")
+      expect(end.sessionStatus).toEqual({ _tag: "exited", exitCode: 0, signal: null })
+      yield* service.close(owner, id)
+    }))
+
+  it.scoped("list shows the shell's working directory now, and how its processes are contained", () =>
+    Effect.gen(function*() {
+      const { id, send, service } = yield* openShell({ cwd: "/" })
+      yield* send("cd /tmp")
+      const [listed] = (yield* service.list(owner)).filter((session) => session.sessionId === id)
+      expect(listed).toMatchObject({ cwd: "/tmp", status: { _tag: "running" }, busy: false })
+      expect(["cgroup", "sweep", "pid-namespace"]).toContain(listed!.containment)
+    }))
+
   it.effect("invalid configuration names the field", () =>
     Effect.gen(function*() {
       const cases: Array<[TerminalConfig.TerminalConfigInput, string]> = [
