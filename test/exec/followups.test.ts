@@ -71,7 +71,10 @@ layer(TestTerminal(), { excludeTestServices: true })("exec follow-ups (process)"
   it.scoped("pty: a background read reports waiting_input; submit answers it", () =>
     Effect.gen(function*() {
       const exec = yield* Exec.Exec
-      const started = yield* run({ spawn: { _tag: "pty", command: "read -p 'name? ' x; echo \"got $x\"" }, background: true })
+      const started = yield* run({
+        spawn: { _tag: "pty", command: "read -p 'name? ' x; echo \"got $x\"" },
+        background: true
+      })
       const waiting = yield* pollUntil(started.taskId!, (view) => view.status === "waiting_input")
       expect(waiting.seen).toContain("name? ")
       yield* exec.write(owner, started.taskId!, { text: "hello", submit: true })
@@ -102,10 +105,11 @@ layer(TestTerminal(), { excludeTestServices: true })("exec follow-ups (process)"
       expect(big.output).toMatch(/^1\n2\n3\n/)
       expect(big.output).toMatch(/omitted \d+ lines/)
       expect(big.output.trimEnd().endsWith("199999\n200000")).toBe(true)
+      // the log keeps the newest lines (scrollbackLines, 10000 by default), numbered from the run's first line
       const newest = yield* exec.log(owner, big.taskId!, { count: 3 })
-      expect(newest).toMatchObject({ text: "199998\n199999\n200000", totalLines: 200000, lineEnd: 200000 })
-      const middle = yield* exec.log(owner, big.taskId!, { offset: 100_000, count: 2 })
-      expect(middle.text).toBe("99999\n100000")
+      expect(newest).toMatchObject({ text: "199998\n199999\n200000", totalLines: 10_000, lineEnd: 200_000 })
+      const older = yield* exec.log(owner, big.taskId!, { offset: 5000, count: 2 })
+      expect(older).toMatchObject({ text: "194999\n195000", lineBegin: 194_998, lineEnd: 195_000 })
       const bad = yield* Effect.exit(exec.log(owner, big.taskId!, { offset: -1 }))
       expect(failureOf(bad)).toMatchObject({ _tag: "InvalidInput", field: "offset" })
       const small = yield* run({ spawn: { _tag: "pty", command: "seq 1 5" }, background: true })
@@ -158,6 +162,32 @@ layer(TestTerminal(), { excludeTestServices: true })("exec follow-ups (process)"
       expect(sleepers(seconds)).toEqual([])
     }))
 
+  for (const mode of modes) {
+    it.scoped(`${mode}: what a command leaves running in the background is ended when it exits`, () =>
+      Effect.gen(function*() {
+        const seconds = uniqueSleep()
+        const result = yield* run({ spawn: script(mode, `sleep ${seconds} & echo left`) })
+        expect(result).toMatchObject({ status: "exited", reason: "exited", exitCode: 0 })
+        expect(result.output.trim()).toBe("left")
+        expect(sleepers(seconds)).toEqual([])
+      }))
+
+    it.scoped(`${mode}: a caller that gives up on a foreground run (cancel) kills its tree`, () =>
+      Effect.gen(function*() {
+        const exec = yield* Exec.Exec
+        const seconds = uniqueSleep()
+        const cancelled = yield* exec.exec(owner, { spawn: script(mode, `sleep ${seconds}; echo never`) }).pipe(
+          Effect.timeout(700),
+          Effect.exit
+        )
+        expect(cancelled._tag).toBe("Failure")
+        expect(sleepers(seconds)).toEqual([])
+        expect((yield* exec.list(owner)).filter((task) => task.kind === "exec" && task.status === "running")).toEqual(
+          []
+        )
+      }))
+  }
+
   it.scoped("tasks belong to their owner: another owner gets TaskNotFound for every follow-up", () =>
     Effect.gen(function*() {
       const exec = yield* Exec.Exec
@@ -185,9 +215,13 @@ layer(TestTerminal(), { excludeTestServices: true })("exec follow-ups (process)"
       const exec = yield* Exec.Exec
       const missing = yield* Effect.exit(exec.exec(owner, { spawn: { _tag: "child", argv: ["no-such-program-xyz"] } }))
       expect(failureOf(missing)).toMatchObject({ _tag: "SpawnFailed", command: "no-such-program-xyz" })
-      const cwd = yield* Effect.exit(exec.exec(owner, { spawn: { _tag: "child", argv: ["true"] }, cwd: "/no/such/dir" }))
+      const cwd = yield* Effect.exit(
+        exec.exec(owner, { spawn: { _tag: "child", argv: ["true"] }, cwd: "/no/such/dir" })
+      )
       expect(failureOf(cwd)).toMatchObject({ _tag: "InvalidInput", field: "cwd" })
-      const ptyCwd = yield* Effect.exit(exec.exec(owner, { spawn: { _tag: "pty", command: "true" }, cwd: "/no/such/dir" }))
+      const ptyCwd = yield* Effect.exit(
+        exec.exec(owner, { spawn: { _tag: "pty", command: "true" }, cwd: "/no/such/dir" })
+      )
       expect(failureOf(ptyCwd)).toMatchObject({ _tag: "InvalidInput", field: "cwd" })
     }))
 

@@ -1,6 +1,7 @@
+import { NodeTerminal } from "@agent-terminal/node"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { TestTerminal } from "../support/terminal.js"
+import { testConfig, TestTerminal } from "../support/terminal.js"
 import { run, script, sleepers, uniqueSleep } from "./support.js"
 
 const modes = ["child", "pty"] as const
@@ -50,3 +51,23 @@ layer(TestTerminal(), { excludeTestServices: true })("exec limits (one-shot runs
       }))
   }
 })
+
+// Without a cgroup (hosts where cgroup v2 is not writable) the identity-fenced sweep ends the tree.
+layer(NodeTerminal.layer(testConfig, { containment: "sweep" }), { excludeTestServices: true })(
+  "exec limits with the sweep (no cgroup)",
+  (it) => {
+    for (const mode of modes) {
+      it.scoped(`${mode}: a timeout kills the whole tree`, () =>
+        Effect.gen(function*() {
+          const seconds = uniqueSleep()
+          const result = yield* run({
+            spawn: script(mode, `sleep ${seconds} & echo "pid $!"; sleep ${seconds} & echo "pid $!"; wait`),
+            timeoutMs: 1000
+          })
+          expect(result).toMatchObject({ status: "killed", reason: "timeout" })
+          expect([...result.output.matchAll(/pid (\d+)/g)]).toHaveLength(2)
+          expect(sleepers(seconds)).toEqual([])
+        }))
+    }
+  }
+)

@@ -1,12 +1,9 @@
 import { Exec } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
 import { owner } from "../support/terminal.js"
 
-/** The failure of an exit, when it failed with a typed error. */
-export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+export { failureOf } from "../support/terminal.js"
 
 /** A `sleep` argument no other test uses, so its processes can be found on the host. */
 export const uniqueSleep = (): string => `97.${Math.floor(Math.random() * 1e9)}`

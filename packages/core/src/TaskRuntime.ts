@@ -108,7 +108,11 @@ export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")
     /** Interrupt the task (its creator delivers the real signal) and wait until it has ended. */
     readonly kill: (owner: OwnerId, taskId: string) => Effect.Effect<TaskView, TaskNotFound>
     /** Input for a task that takes it. */
-    readonly write: (owner: OwnerId, taskId: string, input: TaskInput) => Effect.Effect<void, TaskNotFound | TerminalError>
+    readonly write: (
+      owner: OwnerId,
+      taskId: string,
+      input: TaskInput
+    ) => Effect.Effect<void, TaskNotFound | TerminalError>
     /** The owner's tasks, without consuming their output. */
     readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<TaskView>>
     /** Forget an ended task (a running one is killed first). */
@@ -217,20 +221,28 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
           seen: ""
         }
         tasks.set(id, entry)
-        // Recorded in `onExit` (uninterruptible): a killed task's fiber runs nothing after its work.
+        // Recorded in `onExit` (uninterruptible): a killed task's fiber runs nothing after its work. The work
+        // itself is interruptible even when started from an uninterruptible region, or it could not be killed.
         entry.fiber = yield* spec.run.pipe(
-          Effect.onExit((exit) =>
-            Effect.suspend(() => {
-              entry.endedAt = Date.now()
-              entry.exit = exit
-              return Deferred.succeed(entry.done, exit)
-            }).pipe(
-              Effect.zipRight(PubSub.publish(completions, { owner, taskId: id, status: statusOf(entry) }))
-            )
-          ),
+          Effect.interruptible,
+          Effect.onExit((exit) => settleEntry(entry, exit)),
           Effect.forkIn(scope)
         )
         return id
+      })
+
+    /** Record a task's end once: its exit, the waiters woken, the completion published. */
+    const settleEntry = (entry: Entry, exit: Exit.Exit<unknown, TerminalError>) =>
+      Effect.suspend(() => {
+        if (entry.exit !== undefined) return Effect.void
+        entry.endedAt = Date.now()
+        entry.exit = exit
+        return Deferred.succeed(entry.done, exit).pipe(
+          Effect.zipRight(
+            PubSub.publish(completions, { owner: entry.owner, taskId: entry.id, status: statusOf(entry) })
+          ),
+          Effect.asVoid
+        )
       })
 
     const output = (
@@ -254,7 +266,9 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
         const entry = yield* lookup(owner, taskId)
         if (entry.exit === undefined && entry.fiber !== undefined) {
           entry.killed = true
-          yield* Fiber.interrupt(entry.fiber)
+          const exit = yield* Fiber.interrupt(entry.fiber)
+          // A fiber interrupted before it ran never reached its `onExit`: record its end here.
+          if (entry.exit === undefined) yield* settleEntry(entry, exit)
           yield* Deferred.await(entry.done)
         }
         return view(entry, true)

@@ -227,13 +227,14 @@ export const execResult = (result: Exec.ExecResult, maxBytes: number): string =>
   if (result.status === "running") facts.push("[still running: process poll with wait: true returns when it ends]")
   if (result.status === "waiting_input") facts.push("[the program waits for input: process submit / write / keys]")
   if (result.truncated) {
-    facts.push(result.taskId !== undefined && isRun ? "[truncated: process log pages it all]" : "[truncated]")
+    facts.push("[truncated]")
+    if (result.taskId !== undefined && isRun) facts.push("[process log pages the full output]")
   }
   if (result.survivors !== undefined) facts.push(`[survivors: ${result.survivors.join(", ")}]`)
   const compact = facts.filter((fact) =>
-    !fact.startsWith("[still") && !fact.startsWith("[the ") && !fact.startsWith("[no ")
-  )
-    .map((fact) => fact.startsWith("[truncated") ? "[truncated]" : fact.startsWith("[survivors") ? "[survivors]" : fact)
+    !fact.startsWith("[still") && !fact.startsWith("[the ") && !fact.startsWith("[no ") &&
+    !fact.startsWith("[process ")
+  ).map((fact) => fact.startsWith("[survivors") ? "[survivors]" : fact)
   return bounded(facts.join(" "), result.output, maxBytes, compact.join(" "))
 }
 

@@ -11,38 +11,17 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as path from "node:path"
 import * as Teardown from "../Teardown.js"
 import { Activity } from "./execDeadline.js"
 import type { Started } from "./execProcess.js"
-import { inputPayload } from "./execProcess.js"
+import { inputPayload, readPending } from "./execProcess.js"
 import { TextTranscript } from "./execText.js"
+import { findProgram } from "./executable.js"
 
 /** After the program exited, how long a descendant still holding its pipes may delay the end. */
 const EXIT_DRAIN_MS = 200
 /** After the tree was killed, how long the pipes may take to close. */
 const KILL_DRAIN_MS = 1000
-
-/** Where `file` resolves on `PATH` (as `execvp` would), or why it does not. */
-export const resolveProgram = (file: string, cwd: string, pathVariable: string | undefined): string | undefined => {
-  const executable = (candidate: string) => {
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK)
-      return fs.statSync(candidate).isFile()
-    } catch {
-      return false
-    }
-  }
-  if (file.includes("/")) {
-    const candidate = path.resolve(cwd, file)
-    return executable(candidate) ? candidate : undefined
-  }
-  for (const dir of (pathVariable ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
-    const candidate = path.resolve(cwd, dir === "" ? "." : dir, file)
-    if (executable(candidate)) return candidate
-  }
-  return undefined
-}
 
 const signalName = (signal: NodeJS.Signals | null): string | null => signal ?? null
 
@@ -78,7 +57,7 @@ export const spawnChild = (
     if (stat === undefined || !stat.isDirectory()) {
       return yield* new Errors.InvalidInput({ field: "cwd", reason: `${options.cwd} is not an existing directory` })
     }
-    const program = resolveProgram(file, options.cwd, options.env.PATH)
+    const program = findProgram(file, options.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", options.cwd)
     if (program === undefined) {
       return yield* new Errors.SpawnFailed({
         command: file,
@@ -86,7 +65,8 @@ export const spawnChild = (
       })
     }
     const container = yield* Teardown.contain(options.label, { graceMs: options.graceMs })
-    const wrapped = container.wrap(program, args)
+    // argv[0] stays as given (a multi-call binary dispatches on it); the check above only fails early and clearly
+    const wrapped = container.wrap(file, args)
     const transcript = new TextTranscript({
       budget: options.budget,
       maxLines: options.maxLines,
@@ -125,7 +105,11 @@ export const spawnChild = (
     })
 
     const decoders = { stdout: new TextDecoder("utf-8"), stderr: new TextDecoder("utf-8") }
+    let frozen = false
     const onData = (decoder: InstanceType<typeof TextDecoder>) => (chunk: Buffer) => {
+      if (frozen) {
+        return
+      }
       const text = decoder.decode(chunk, { stream: true })
       if (text !== "") {
         transcript.write(text)
@@ -146,7 +130,7 @@ export const spawnChild = (
     child.once("close", () => {
       for (const decoder of [decoders.stdout, decoders.stderr]) {
         const rest = decoder.decode()
-        if (rest !== "") {
+        if (rest !== "" && !frozen) {
           transcript.write(rest)
         }
       }
@@ -215,6 +199,9 @@ export const spawnChild = (
       ),
       drained: Deferred.await(closed).pipe(Effect.timeout(KILL_DRAIN_MS), Effect.ignore),
       input,
+      freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
+        frozen = true
+      }))),
       terminate: tracked.terminate,
       waitingForInput: () => false
     } satisfies Started

@@ -4,7 +4,7 @@
  */
 import type { Errors, Exec, PtyBackend } from "@agent-terminal/core"
 import type { Paging } from "@agent-terminal/terminal"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type { Activity } from "./execDeadline.js"
 import type { Bounded } from "./execText.js"
@@ -33,6 +33,12 @@ export interface Started {
   readonly drained: Effect.Effect<void>
   /** Write input; the number of bytes written. */
   readonly input: (input: Exec.ExecInput) => Effect.Effect<number, Errors.InvalidInput>
+  /**
+   * Take what the program printed up to now (what is readable already is read first), then no more: the
+   * output of a run that is being killed ends where the decision was made, not with what its dying tree
+   * prints while it is torn down.
+   */
+  readonly freeze: Effect.Effect<void>
   /** End the whole process tree (children first); idempotent. Survivors are reported, never thrown. */
   readonly terminate: Effect.Effect<PtyBackend.TeardownReport>
   /** Blocked reading its terminal right now (pty mode on an exact inspector; always false on pipes). */
@@ -60,3 +66,13 @@ export const inputPayload = (
     ? { _tag: "none" }
     : { _tag: "invalid", reason: "give text, keys or paste (or submit / eof alone)" }
 }
+
+/** A few turns of the event loop (and of the fiber scheduler): output that is readable now has been read after it. */
+export const readPending: Effect.Effect<void> = Effect.gen(function*() {
+  for (let turn = 0; turn < 3; turn++) {
+    yield* Effect.async<void>((resume) => {
+      setImmediate(() => resume(Effect.void))
+    })
+    yield* Effect.yieldNow()
+  }
+})

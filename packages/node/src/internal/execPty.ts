@@ -13,11 +13,12 @@ import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { Activity } from "./execDeadline.js"
 import type { Started, Transcript } from "./execProcess.js"
-import { inputPayload } from "./execProcess.js"
+import { inputPayload, readPending } from "./execProcess.js"
 
 /** How long without output before the inspector is asked whether the program waits for input. */
 const PROBE_AFTER_SILENCE_MS = 250
-const PROBE_INTERVAL_MS = 250
+/** Probes back off while nothing changes (a quiet server costs one probe every few seconds), up to this. */
+const PROBE_MAX_INTERVAL_MS = 2000
 
 /** The options of one pty-mode run. */
 export interface PtyOptions {
@@ -89,17 +90,18 @@ export const spawnPty = (
     const activity = new Activity(Date.now())
     const drained = yield* Deferred.make<PtyBackend.ExitStatus>()
     let waiting = false
+    let frozen = false
 
     const reader = Effect.gen(function*() {
       while (true) {
         const [chunks, done] = yield* process.output.takeAll
-        for (const chunk of chunks) emulator.write(chunk)
+        if (!frozen) { for (const chunk of chunks) emulator.write(chunk) }
         if (replies.length > 0) {
           const answer = replies.join("")
           replies.length = 0
           yield* process.write(answer)
         }
-        if (chunks.length > 0) {
+        if (chunks.length > 0 && !frozen) {
           waiting = false
           activity.notify(Date.now())
         }
@@ -120,14 +122,21 @@ export const spawnPty = (
     if (inspector.exact) {
       const terminal = { shellPid: process.pid, ttyPath: process.ttyPath }
       const watch = Effect.gen(function*() {
+        let interval = PROBE_AFTER_SILENCE_MS
+        let seen = activity.version
         while (!(yield* Deferred.isDone(drained))) {
-          yield* Effect.sleep(PROBE_INTERVAL_MS)
+          yield* Effect.sleep(interval)
+          if (activity.version !== seen) interval = PROBE_AFTER_SILENCE_MS
+          seen = activity.version
           if (Date.now() - activity.lastAt < PROBE_AFTER_SILENCE_MS) continue
           const probe = yield* inspector.probe(terminal)
           const now = probe._tag === "Snapshot" && probe.waitingOnTerminal
           if (now !== waiting) {
             waiting = now
             activity.notify(undefined)
+            seen = activity.version
+          } else {
+            interval = Math.min(interval * 2, PROBE_MAX_INTERVAL_MS)
           }
         }
       })
@@ -177,6 +186,9 @@ export const spawnPty = (
       ended: Deferred.await(drained),
       drained: Deferred.await(drained).pipe(Effect.timeout(1000), Effect.ignore),
       input,
+      freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
+        frozen = true
+      }))),
       terminate,
       waitingForInput: () => waiting
     } satisfies Started

@@ -28,103 +28,15 @@ import type * as Teardown from "../Teardown.js"
 import { spawnChild } from "./execChild.js"
 import type { Limits } from "./execDeadline.js"
 import { expiry } from "./execDeadline.js"
-import type { Started } from "./execProcess.js"
 import { inputPayload } from "./execProcess.js"
 import { spawnPty } from "./execPty.js"
-import type { Bounded } from "./execText.js"
+import type { Run } from "./execRun.js"
+import { fromTaskView, fullOf, labelOf, news, summaryOf, summaryOfTask, viewOf } from "./execRun.js"
 
 /** Ended runs an owner keeps for `poll`/`log` before the oldest are forgotten. */
 const MAX_ENDED_PER_OWNER = 32
 /** Removed task ids remembered, so removing twice is not an error. */
 const REMOVED_MEMORY = 1024
-
-interface Outcome {
-  readonly reason: Exec.Reason
-  readonly exitCode: number | undefined
-  readonly signal: string | undefined
-  readonly survivors: ReadonlyArray<number>
-  readonly endedAt: number
-}
-
-interface Run {
-  id: Ids.TaskId | undefined
-  readonly owner: Ids.OwnerId
-  readonly mode: Exec.Mode
-  readonly label: string
-  readonly started: Started
-  readonly startedAt: number
-  readonly scope: Scope.CloseableScope
-  readonly done: Deferred.Deferred<void>
-  outcome: Outcome | undefined
-  cached: { readonly version: number; readonly view: Bounded } | undefined
-}
-
-/** A readable label for lists (never run: argv is passed to the program as it is). */
-const labelOf = (spawn: Exec.Spawn): string =>
-  spawn._tag === "pty"
-    ? spawn.command
-    : spawn.argv.map((arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : JSON.stringify(arg)).join(" ")
-
-const statusOf = (run: Run): Exec.Status =>
-  run.outcome === undefined
-    ? run.started.waitingForInput() ? "waiting_input" : "running"
-    : run.outcome.reason === "exited"
-    ? "exited"
-    : "killed"
-
-/** The whole output, rendered again only when something changed. */
-const fullOf = (run: Run): Bounded => {
-  const version = run.started.activity.version
-  if (run.cached?.version === version) return run.cached.view
-  const view = run.started.transcript.full()
-  run.cached = { version, view }
-  return view
-}
-
-const viewOf = (run: Run, output: Bounded, withId: boolean): Exec.ExecResult => {
-  const outcome = run.outcome
-  return {
-    ...(withId && run.id !== undefined ? { taskId: run.id } : {}),
-    kind: "exec",
-    mode: run.mode,
-    status: statusOf(run),
-    ...(outcome !== undefined ? { reason: outcome.reason } : {}),
-    output: output.text,
-    ...(outcome?.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
-    ...(outcome?.signal !== undefined ? { signal: outcome.signal } : {}),
-    truncated: output.truncated,
-    ...(outcome !== undefined && outcome.survivors.length > 0 ? { survivors: [...outcome.survivors] } : {}),
-    elapsedMs: (outcome?.endedAt ?? Date.now()) - run.startedAt
-  }
-}
-
-const fromTaskView = (view: TaskRuntime.TaskView): Exec.ExecResult => {
-  const result = view.result as { readonly exitCode?: unknown; readonly truncated?: unknown } | undefined
-  return {
-    taskId: view.taskId,
-    kind: view.kind,
-    status: view.status,
-    output: view.error !== undefined
-      ? `${view.output}${view.output === "" ? "" : "\n"}[${view.error._tag}] ${view.error.message}`
-      : view.output,
-    ...(typeof result?.exitCode === "number" ? { exitCode: result.exitCode } : {}),
-    truncated: result?.truncated === true,
-    elapsedMs: view.elapsedMs
-  }
-}
-
-/** Wait until the run ends, waits for input, or `ms` passes (waking on every change to look again). */
-const news = (run: Run, ms: number) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + ms
-    while (run.outcome === undefined && !run.started.waitingForInput()) {
-      const remaining = deadline - Date.now()
-      if (remaining <= 0) return
-      const changed = run.started.activity.changed
-      if (run.outcome !== undefined || run.started.waitingForInput()) return
-      yield* Effect.raceFirst(Deferred.await(changed), Effect.sleep(remaining))
-    }
-  })
 
 /** Build the supervisor in a scope; closing it kills every run still going. */
 export const make: Effect.Effect<
@@ -154,12 +66,16 @@ export const make: Effect.Effect<
   const removed = new Map<string, Ids.OwnerId>()
   let counter = 0
 
+  const remember = (taskId: string, owner: Ids.OwnerId) => {
+    removed.set(taskId, owner)
+    if (removed.size > REMOVED_MEMORY) removed.delete(removed.keys().next().value!)
+  }
+
   const forget = (run: Run) =>
     Effect.sync(() => {
       if (run.id === undefined) return
       runs.delete(run.id)
-      removed.set(run.id, run.owner)
-      if (removed.size > REMOVED_MEMORY) removed.delete(removed.keys().next().value!)
+      remember(run.id, run.owner)
       run.started.transcript.dispose()
     })
 
@@ -200,6 +116,7 @@ export const make: Effect.Effect<
     status: Option.Option<{ exitCode: number | null; signal: string | null }>
   ) =>
     Effect.gen(function*() {
+      yield* run.started.freeze
       const report = yield* run.started.terminate
       const exit = Option.isSome(status)
         ? status
@@ -222,21 +139,30 @@ export const make: Effect.Effect<
       run.started.activity.notify(undefined)
     }).pipe(Effect.uninterruptible)
 
-  const supervise = (run: Run, limits: Limits): Effect.Effect<Exec.ExecResult> =>
-    Effect.raceFirst(
-      run.started.ended.pipe(Effect.map((status) => ({ reason: "exited" as const, status: Option.some(status) }))),
-      expiry(limits, run.startedAt, run.started.activity, Date.now).pipe(
-        Effect.map((reason) => ({ reason, status: Option.none() }))
-      )
-    ).pipe(
-      Effect.flatMap(({ reason, status }) => finish(run, reason, status)),
+  /**
+   * The task's work: race the exit against the limits, then end the tree. `begun` completes once the run
+   * is inside its guarded region: from then on a kill always finishes it and closes its scope.
+   */
+  const supervise = (run: Run, limits: Limits, begun: Deferred.Deferred<void>): Effect.Effect<Exec.ExecResult> =>
+    Deferred.succeed(begun, undefined).pipe(
+      Effect.zipRight(
+        Effect.raceFirst(
+          run.started.ended.pipe(Effect.map((status) => ({ reason: "exited" as const, status: Option.some(status) }))),
+          expiry(limits, run.startedAt, run.started.activity, Date.now).pipe(
+            Effect.map((reason) => ({ reason, status: Option.none() }))
+          )
+        ).pipe(
+          // a task may be started from an uninterruptible region: the run must stay killable
+          Effect.interruptible,
+          Effect.flatMap(({ reason, status }) => finish(run, reason, status))
+        )
+      ),
       Effect.onInterrupt(() => run.outcome === undefined ? finish(run, "killed", Option.none()) : Effect.void),
       Effect.ensuring(
         Scope.close(run.scope, Exit.void).pipe(Effect.zipRight(Deferred.succeed(run.done, undefined)))
       ),
-      Effect.map(() => viewOf(run, fullOf(run), false)),
-      // a task may be started from an uninterruptible region: the run must stay killable
-      Effect.interruptible
+      Effect.uninterruptible,
+      Effect.map(() => viewOf(run, fullOf(run), false))
     )
 
   /** Spawn a run in its own scope (its teardown), under the owner's sandbox policy and the environment policy. */
@@ -305,10 +231,11 @@ export const make: Effect.Effect<
           timeoutMs: request.timeoutMs ?? config.execTimeoutMs,
           noOutputTimeoutMs: request.noOutputTimeoutMs ?? config.execNoOutputTimeoutMs
         }
+        const begun = yield* Deferred.make<void>()
         const id = yield* tasks.start(owner, {
           kind: "exec",
           label: run.label,
-          run: supervise(run, limits),
+          run: supervise(run, limits, begun),
           output: () => fullOf(run).text,
           waitingForInput: () => run.outcome === undefined && started.waitingForInput(),
           input: (input) => started.input(input),
@@ -317,6 +244,9 @@ export const make: Effect.Effect<
         owned = true
         run.id = id
         runs.set(id, run)
+        // the id is handed out only once the run is guarded (a task killed before its fiber starts never runs
+        // its finalizers: the process would be left to the service's scope)
+        yield* Deferred.await(begun)
         return run
       })
       return yield* register.pipe(
@@ -423,9 +353,7 @@ export const make: Effect.Effect<
           ...(input.paste !== undefined ? { paste: input.paste } : {}),
           ...(input.submit !== undefined ? { submit: input.submit } : {})
         }
-      yield* tasks.write(owner, taskId, request).pipe(
-        Effect.catchTag("TaskNotFound", () => Effect.fail(notFound(taskId)))
-      )
+      yield* tasks.write(owner, taskId, request)
       const bytes = Utf8.byteLength(input.text ?? input.paste ?? "") + (input.submit === true ? 1 : 0)
       return { taskId, bytes, eof: false }
     }
@@ -460,6 +388,7 @@ export const make: Effect.Effect<
       return { taskId, outcome: "removed" as const }
     }
     return yield* tasks.remove(owner, taskId).pipe(
+      Effect.zipRight(Effect.sync(() => remember(taskId, owner))),
       Effect.as({ taskId, outcome: "removed" as const }),
       Effect.catchTag("TaskNotFound", (error) =>
         removed.get(taskId) === owner
@@ -470,30 +399,9 @@ export const make: Effect.Effect<
 
   const list = (owner: Ids.OwnerId) =>
     Effect.map(tasks.list(owner), (views) =>
-      views.map((view): Exec.TaskSummary => {
+      views.map((view) => {
         const run = runs.get(view.taskId)
-        if (run !== undefined && run.owner === owner) {
-          return {
-            taskId: view.taskId,
-            kind: "exec",
-            label: run.label,
-            mode: run.mode,
-            status: statusOf(run),
-            ...(run.outcome !== undefined ? { reason: run.outcome.reason } : {}),
-            ...(run.outcome?.exitCode !== undefined ? { exitCode: run.outcome.exitCode } : {}),
-            elapsedMs: (run.outcome?.endedAt ?? Date.now()) - run.startedAt
-          }
-        }
-        const result = view.result as { readonly exitCode?: unknown } | undefined
-        return {
-          taskId: view.taskId,
-          kind: view.kind,
-          label: view.label,
-          ...(view.sessionId !== undefined ? { sessionId: view.sessionId } : {}),
-          status: view.status,
-          ...(typeof result?.exitCode === "number" ? { exitCode: result.exitCode } : {}),
-          elapsedMs: view.elapsedMs
-        }
+        return run !== undefined && run.owner === owner ? summaryOf(run, view.taskId) : summaryOfTask(view)
       }))
 
   yield* Effect.addFinalizer(() =>

@@ -1,8 +1,9 @@
 /**
  * The output of a one-shot run on pipes (child mode): decoded text as the program wrote it, kept bounded
  * in three views — the whole run (a head and a tail with the middle counted), what is new since the
- * previous look, and pages of lines. A bare `\r` redraws its line (a progress bar ends as its final
- * state); `\r\n` is a newline, also when split across writes. Nothing else is interpreted.
+ * previous look, and pages of lines. A bare `\r` returns to the start of the line and what follows
+ * overwrites it, as on a terminal (a progress bar ends as its final state); `\r\n` is a newline, also when
+ * split across writes. Nothing else is interpreted.
  */
 import { LineLog, Paging, Utf8 } from "@agent-terminal/terminal"
 import type * as Either from "effect/Either"
@@ -19,6 +20,9 @@ interface Mark {
   readonly bytes: number
   readonly breaks: number
 }
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 
 const countBreaks = (s: string): number => {
   let count = 0
@@ -102,7 +106,10 @@ export class TextTranscript {
   #breaks = 0
   /** The line being written: a bare `\r` redraws it, so it is not final until its newline. */
   #open = ""
+  /** Where the next text goes in the open line (a bare `\r` sets it to 0). */
+  #column = 0
   #pendingCr = false
+  #pendingHigh = ""
   #cursor: Mark = { chars: 0, bytes: 0, breaks: 0 }
   #openSeen = ""
 
@@ -118,25 +125,31 @@ export class TextTranscript {
 
   /** Add decoded text as the program wrote it. */
   write(input: string): void {
-    let text = this.#pendingCr ? `\r${input}` : input
+    let text = `${this.#pendingCr ? "\r" : ""}${this.#pendingHigh}${input}`
     this.#pendingCr = false
+    this.#pendingHigh = ""
     if (text.endsWith("\r")) {
       this.#pendingCr = true
+      text = text.slice(0, -1)
+    } else if (isHighSurrogate(text.charCodeAt(text.length - 1))) {
+      // half a code point: it is placed (and overwrites) only once whole
+      this.#pendingHigh = text.slice(-1)
       text = text.slice(0, -1)
     }
     let from = 0
     const newline = /\r\n|\n|\r/g
     for (let match = newline.exec(text); match !== null; match = newline.exec(text)) {
-      this.#open += text.slice(from, match.index)
-      if (match[0] === "\r") this.#open = ""
+      this.#put(text.slice(from, match.index))
+      if (match[0] === "\r") this.#column = 0
       else this.#sealOpen("\n")
       from = match.index + match[0].length
     }
-    this.#open += text.slice(from)
+    this.#put(text.slice(from))
     if (this.#open.length * 3 > this.#budget && Utf8.byteLength(this.#open) > this.#budget) {
       // one endless line (no newline): its beginning is final, only its end can still be redrawn
       const keep = Utf8.cutTail(this.#open, Math.floor(this.#budget / 2))
       this.#seal(this.#open.slice(0, this.#open.length - keep.length))
+      this.#column = Math.max(0, this.#column - (this.#open.length - keep.length))
       this.#open = keep
     }
   }
@@ -172,9 +185,24 @@ export class TextTranscript {
     return Paging.page({ first, total, line }, request)
   }
 
+  /** Text at the column: appended at the end of the line, overwriting after a `\r` (as a terminal does). */
+  #put(text: string): void {
+    if (text === "") return
+    const open = this.#open
+    if (this.#column >= open.length) {
+      this.#open = open + text
+    } else {
+      let rest = open.slice(this.#column + text.length)
+      if (isLowSurrogate(rest.charCodeAt(0))) rest = rest.slice(1)
+      this.#open = open.slice(0, this.#column) + text + rest
+    }
+    this.#column += text.length
+  }
+
   #sealOpen(ending: string): void {
     const line = this.#open + ending
     this.#open = ""
+    this.#column = 0
     this.#seal(line)
   }
 

@@ -39,6 +39,7 @@ export const makeWith = (options: {
       ),
     processTree: (rootPid) =>
       Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo))),
-    cwd: (pid) => Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`))))
+    cwd: (pid) =>
+      Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`))))
   })
 }
