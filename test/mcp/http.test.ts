@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { cliBin, structured, textOf } from "../support/mcp.js"
+import { cliBin, expectToolContract, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
 const waitUntil = async (condition: () => boolean, ms = 15_000) => {
@@ -76,24 +76,7 @@ describe("MCP over Streamable HTTP with a real client", () => {
     const { client, transport } = await connect(server)
     expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/)
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([
-      "terminal_open",
-      "terminal_send",
-      "terminal_read",
-      "terminal_signal",
-      "terminal_close",
-      "terminal_list"
-    ]))
-    const send = tools.find((tool) => tool.name === "terminal_send")!
-    expect(send.inputSchema.required).toEqual(["sessionId"])
-    expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(
-      expect.arrayContaining(["sessionId", "text", "keys", "paste", "submit", "timeoutMs"])
-    )
-    expect(send.description).toContain("inferred_idle")
-    const read = tools.find((tool) => tool.name === "terminal_read")!
-    expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
-    const close = tools.find((tool) => tool.name === "terminal_close")!
-    expect(close.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+    expectToolContract(tools)
     for (const definition of Portable.toolDefinitions()) {
       const listed = tools.find((tool) => tool.name === definition.name)
       expect(listed).toMatchObject({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { connectStdio, structured, textOf } from "../support/mcp.js"
+import { connectStdio, expectToolContract, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
 const waitUntil = async (condition: () => boolean, ms = 10_000) => {
@@ -29,16 +29,7 @@ describe("MCP over stdio with a real client", () => {
         "terminal_send",
         "terminal_signal"
       ])
-      const send = tools.find((tool) => tool.name === "terminal_send")!
-      expect(send.inputSchema.required).toEqual(["sessionId"])
-      expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(
-        expect.arrayContaining(["sessionId", "text", "keys", "paste", "submit", "timeoutMs"])
-      )
-      expect(send.description).toContain("inferred_idle")
-      const read = tools.find((tool) => tool.name === "terminal_read")!
-      expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
-      const close = tools.find((tool) => tool.name === "terminal_close")!
-      expect(close.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+      expectToolContract(tools)
     } finally {
       await client.close()
     }

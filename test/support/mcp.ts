@@ -1,3 +1,4 @@
+import { expect } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as path from "node:path"
@@ -28,3 +29,31 @@ export const structured = (result: unknown): Record<string, any> =>
 export const textOf = (result: unknown): string =>
   ((result as { content?: Array<{ type: string; text?: string }> }).content ?? [])
     .map((block) => block.text ?? "").join("\n")
+
+/** The names, parameters and hints every transport must list for the contract's core tools. */
+export const expectToolContract = (
+  tools: Awaited<ReturnType<Client["listTools"]>>["tools"]
+) => {
+  expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([
+    "terminal_open",
+    "terminal_send",
+    "terminal_read",
+    "terminal_signal",
+    "terminal_close",
+    "terminal_list",
+    "task_output",
+    "task_kill",
+    "exec",
+    "process"
+  ]))
+  const send = tools.find((tool) => tool.name === "terminal_send")!
+  expect(send.inputSchema.required).toEqual(["sessionId"])
+  expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(
+    expect.arrayContaining(["sessionId", "text", "keys", "paste", "submit", "timeoutMs", "run_in_background"])
+  )
+  expect(send.description).toContain("inferred_idle")
+  const read = tools.find((tool) => tool.name === "terminal_read")!
+  expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
+  const close = tools.find((tool) => tool.name === "terminal_close")!
+  expect(close.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+}

@@ -8,7 +8,7 @@
  *   const tools = yield* ToolClient.ToolClient
  *   const opened = yield* tools.call("terminal_open", {})
  *   const sent = yield* tools.call("terminal_send", { sessionId: opened.structured.sessionId, text: "ls" })
- *   console.log(sent.text) // "[wait: prompt] [exit: 0]\n…"
+ *   yield* Console.log(sent.text) // "[wait: prompt] [exit: 0]\n…"
  * })
  * program.pipe(Effect.provide(ToolClient.layer().pipe(Layer.provide(NodeTerminal.layer()))), Effect.runPromise)
  * ```
