@@ -33,13 +33,42 @@ const tmux = (socket: string) => {
     )
     return shown.slice(shown.lastIndexOf(`› ${text}`))
   }
-  return { run, screen, waitFor, line }
+  /** The console's process (the pane's), found once it runs. */
+  const pane = () => Number(run("list-panes", "-t", "console", "-F", "#{pane_pid}").trim())
+  /**
+   * End the server — after the console has ended by itself (it closes its sessions first); one that does
+   * not within the deadline gets SIGTERM, which its host-exit guard answers by killing its trees.
+   */
+  const stop = async (consolePid: number | undefined) => {
+    const gone = async (ms: number) => {
+      const deadline = Date.now() + ms
+      while (consolePid !== undefined && alive(consolePid) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      return consolePid === undefined || !alive(consolePid)
+    }
+    if (!(await gone(15_000)) && consolePid !== undefined) {
+      try {
+        process.kill(-consolePid, "SIGTERM")
+      } catch {
+        // already gone
+      }
+      await gone(5_000)
+    }
+    try {
+      execFileSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" })
+    } catch {
+      // already gone: the console exited and tmux with it
+    }
+  }
+  return { run, screen, waitFor, line, pane, stop }
 }
 
 describe("agent-terminal console driven by hand through tmux", () => {
   it("shows a cd, an exit code, a Python REPL line and a Ctrl-C of sleep as a person expects", async () => {
     const socket = `at-console-${randomUUID().slice(0, 8)}`
     const t = tmux(socket)
+    let consolePid: number | undefined
     try {
       t.run(
         "new-session",
@@ -52,6 +81,7 @@ describe("agent-terminal console driven by hand through tmux", () => {
         "50",
         `${process.execPath} ${cliBin} console --idle-silence-ms 1500`
       )
+      consolePid = t.pane()
       const started = await t.waitFor((s) => s.includes("shell-1 › "), "the console's first prompt")
       expect(started).toContain("→ terminal_open {}")
       const pid = Number(/\[pid: (\d+)\]/.exec(started)?.[1])
@@ -92,19 +122,17 @@ describe("agent-terminal console driven by hand through tmux", () => {
       while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
       expect(alive(pid)).toBe(false)
     } finally {
-      try {
-        execFileSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" })
-      } catch {
-        // already gone: the console exited and tmux with it
-      }
+      await t.stop(consolePid)
     }
   })
 
   it("answers console commands with the same tool calls: keys, read, signal, list, close", async () => {
     const socket = `at-console-${randomUUID().slice(0, 8)}`
     const t = tmux(socket)
+    let consolePid: number | undefined
     try {
       t.run("new-session", "-d", "-s", "console", "-x", "200", "-y", "50", `${process.execPath} ${cliBin} console`)
+      consolePid = t.pane()
       await t.waitFor((s) => s.includes("shell-1 › "), "the console's first prompt")
       await t.line("echo one; echo two")
       const read = await t.line(":read 0 3")
@@ -126,11 +154,7 @@ describe("agent-terminal console driven by hand through tmux", () => {
       t.run("send-keys", "-t", "console", "C-d")
       await t.waitFor((s) => s.includes("closing the console's sessions"), "the console to leave")
     } finally {
-      try {
-        execFileSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" })
-      } catch {
-        // already gone
-      }
+      await t.stop(consolePid)
     }
   })
 })

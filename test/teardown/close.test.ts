@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -105,7 +106,7 @@ for (const containment of containments) {
           expect(alive(daemon)).toBe(false)
         }))
     } else {
-      it.scoped("the fallback's documented gap: a daemon that detached before any scan escapes the sweep", () =>
+      it.scoped("a setsid double-forked daemon is found by its tree marker and gone after close (sweep)", () =>
         Effect.gen(function*() {
           const { close, id, opened, send, service, tagged } = yield* openTagged()
           expect(opened.containment).toBe("sweep")
@@ -113,6 +114,25 @@ for (const containment of containments) {
           yield* send("setsid sh -c '(sleep 100 &)'")
           yield* started(tagged, 1, "sleep")
           const daemon = tagged().find((pid) => commOf(pid) === "sleep")!
+          yield* Effect.addFinalizer(() => Effect.sync(() => killAll([daemon])))
+          expect((yield* close).survivors).toEqual([])
+          expect(alive(daemon)).toBe(false)
+        }))
+
+      it.scoped("the fallback's remaining gap: a daemon that left the tree and scrubbed its environment escapes", () =>
+        Effect.gen(function*() {
+          const { close, send } = yield* openTagged()
+          yield* send("setsid env -u AGENT_TERMINAL_TREE sh -c '(exec sleep 101 &)'")
+          const daemon = yield* Effect.suspend(() => {
+            const pid = fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).find((pid) => {
+              try {
+                return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1") === "sleep\u0000101\u0000"
+              } catch {
+                return false
+              }
+            })
+            return pid === undefined ? Effect.fail("not yet") : Effect.succeed(pid)
+          }).pipe(Effect.retry({ times: 100, schedule: Schedule.spaced(20) }))
           yield* Effect.addFinalizer(() => Effect.sync(() => killAll([daemon])))
           expect((yield* close).survivors).toEqual([])
           // Not a survivor: the sweep never saw it as part of the tree (docs/teardown.md, "The sweep's gap").

@@ -81,7 +81,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
           cols: request.cols,
           rows: request.rows,
           cwd: request.cwd,
-          env: { ...request.env },
+          env: { ...request.env, ...container.env },
           encoding: null
         }),
       catch: (error) => new Errors.SpawnFailed({ command: request.file, reason: String(error) })

@@ -251,12 +251,30 @@ export interface ContainedProcess {
  */
 export interface SessionContainment {
   readonly kind: "cgroup" | "sweep"
+  /**
+   * Variables the program must be started with: a per-tree marker every descendant inherits, so the sweep
+   * also finds a daemon that left the tree before any scan.
+   */
+  readonly env: Readonly<Record<string, string>>
   readonly cgroup: Option.Option<SessionCgroup>
   readonly wrap: (
     file: string,
     args: ReadonlyArray<string>
   ) => { readonly file: string; readonly args: ReadonlyArray<string> }
   readonly track: (pid: number) => Effect.Effect<ContainedProcess, never, Scope.Scope>
+}
+
+/**
+ * The name of the per-tree marker in a contained program's environment.
+ *
+ * @since 0.1.0
+ */
+export const TREE_MARKER = "AGENT_TERMINAL_TREE"
+
+const treeMarker = (): string => {
+  const bytes = new Uint8Array(12)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
 }
 
 /**
@@ -273,6 +291,7 @@ export const contain = (
     const guard = yield* HostExit
     const root = yield* Effect.flatMap(Cgroups, (cgroups) => cgroups.available)
     const session = Option.isSome(root) ? yield* root.value.create(label) : Option.none<SessionCgroup>()
+    const marker = treeMarker()
     const track = (pid: number) =>
       Effect.gen(function*() {
         const startTime = yield* startTimeOf(pid)
@@ -288,7 +307,8 @@ export const contain = (
             sweep(pid, {
               graceMs: options.graceMs,
               includeRoot: true,
-              rootStartTime: Option.getOrUndefined(startTime)
+              rootStartTime: Option.getOrUndefined(startTime),
+              marker: `${TREE_MARKER}=${marker}`
             }),
           onSome: (s) => s.terminate({ graceMs: options.graceMs, rootPid: pid })
         })
@@ -296,6 +316,7 @@ export const contain = (
       })
     return {
       kind: Option.isSome(session) ? "cgroup" : "sweep",
+      env: { [TREE_MARKER]: marker },
       cgroup: session,
       wrap: Option.match(session, {
         onNone: () => (file: string, args: ReadonlyArray<string>) => ({ file, args }),

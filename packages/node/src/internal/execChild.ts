@@ -81,7 +81,7 @@ export const spawnChild = (
       try {
         started = spawn(wrapped.file, [...wrapped.args], {
           cwd: options.cwd,
-          env: { ...options.env },
+          env: { ...options.env, ...container.env },
           stdio: ["pipe", "pipe", "pipe"],
           detached: true
         })

@@ -11,6 +11,8 @@ export interface ProcReader {
   readonly pids: () => ReadonlyArray<number>
   readonly stat: (pid: number) => string | undefined
   readonly status: (pid: number) => string | undefined
+  /** `/proc/<pid>/environ` (entries separated by NUL), when the reader can tell. */
+  readonly environ?: ((pid: number) => string | undefined) | undefined
 }
 
 /** A signal teardown sends. */
@@ -40,7 +42,8 @@ export const nodeProcReader: ProcReader = {
     }
   },
   stat: (pid) => readText(`/proc/${pid}/stat`),
-  status: (pid) => readText(`/proc/${pid}/status`)
+  status: (pid) => readText(`/proc/${pid}/status`),
+  environ: (pid) => readText(`/proc/${pid}/environ`)
 }
 
 /** `process.kill` that swallows ESRCH/EPERM: the target vanished or is not ours to signal. */

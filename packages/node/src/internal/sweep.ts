@@ -4,8 +4,10 @@ import * as Effect from "effect/Effect"
 import {
   handlesTerm,
   identityHolds,
+  isGone,
   parseStat,
   type ProcReader,
+  type ProcTable,
   readTable,
   type Signaller,
   type TreeSignal
@@ -172,6 +174,12 @@ export interface SweepOptions {
   readonly rootGraceMs?: number | undefined
   /** How long KILLed processes get to disappear before they count as survivors. Default 2000. */
   readonly settleMs?: number | undefined
+  /**
+   * An environment entry (`NAME=value`) that every process the tree started inherited: a process still
+   * carrying it belongs to the tree wherever it went (a `setsid` + double-fork daemon that left before any
+   * scan). Only a process that scrubbed its environment escapes.
+   */
+  readonly marker?: string | undefined
 }
 
 /** The identity-fenced sweep of `rootPid`'s tree; a fresh capture each call, so a retry starts over. */
@@ -185,9 +193,24 @@ export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Eff
       )
     }
     const tracker = makeTracker(first, guard, rootPid, options.rootStartTime)
+    const marked = (table: ProcTable): boolean => {
+      const environ = env.reader.environ
+      if (options.marker === undefined || environ === undefined) return false
+      let found = false
+      for (const info of table.values()) {
+        if (info.pid === rootPid || isGone(info) || untouchable(guard, info.pid)) continue
+        if (tracker.members.get(info.pid) === info.startTime) continue
+        if (!(environ(info.pid) ?? "").split("\0").includes(options.marker)) continue
+        tracker.members.set(info.pid, info.startTime)
+        if (refusal(guard, info) === undefined) tracker.owners.set(info.pid, info.startTime)
+        found = true
+      }
+      return found
+    }
     const scan = (): TreeView => {
       const table = readTable(env.reader)
       capture(tracker, table, guard)
+      if (marked(table)) capture(tracker, table, guard)
       const children: Array<ProcessInfo> = []
       const refused: Array<number> = []
       for (const info of liveMembers(tracker, table)) {
