@@ -43,6 +43,7 @@ const expectNotWaiting = (file: string, args: ReadonlyArray<string>, syscall: st
     expect(probe).toMatchObject({ _tag: "Snapshot", pgid: program.pid, waitingOnTerminal: false })
   })
 
+// Real /proc and a known syscall table are needed: Linux on x86-64 or arm64 (the fixtures cover the rest).
 describe.skipIf(!supported)("LinuxInspector on real programs", () => {
   it.effect("is exact here", () =>
     Effect.gen(function*() {

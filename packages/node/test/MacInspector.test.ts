@@ -78,6 +78,7 @@ describe("MacInspector over injected tables", () => {
     }))
 })
 
+// Runs the macOS parser against the procps `ps` of this Linux host; elsewhere that ps is not procps.
 describe.skipIf(process.platform !== "linux")("MacInspector with the real ps (procps)", () => {
   it.scopedLive("finds a pty program's group and tree", () =>
     Effect.gen(function*() {

@@ -305,6 +305,7 @@ const childrenOf = (pid: number): Array<number> =>
     }
   })
 
+// The cgroup tests need a writable cgroup v2 (this machine has one); without it the sweep tests cover teardown.
 describe("cgroup v2", () => {
   it.scopedLive.runIf(cgroupAvailable)(
     "runs the program itself (same pid) inside the session cgroup",
