@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import type { InvalidInput, SandboxUnavailable, SpawnFailed, TaskNotFound, TerminalError } from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
 import { ReadResult } from "./Session.js"
-import { TaskStatus } from "./TaskRuntime.js"
+import { TaskInput, TaskStatus } from "./TaskRuntime.js"
 
 /**
  * Run `argv` directly with pipes (stdin, and stdout and stderr interleaved into one output): no shell, no
@@ -140,10 +140,7 @@ export type ExecResult = typeof ExecResult.Type
  * @since 0.1.0
  */
 export const ExecInput = Schema.Struct({
-  text: Schema.optional(Schema.String),
-  keys: Schema.optional(Schema.Array(Schema.String)),
-  paste: Schema.optional(Schema.String),
-  submit: Schema.optional(Schema.Boolean),
+  ...TaskInput.fields,
   eof: Schema.optional(Schema.Boolean)
 })
 /** @since 0.1.0 */

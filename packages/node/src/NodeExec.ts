@@ -9,17 +9,7 @@
  *
  * @since 0.1.0
  */
-import {
-  type EnvPolicy,
-  type Errors,
-  Exec,
-  type ProcessInspector,
-  type PtyBackend,
-  type PtyService,
-  type Sandbox,
-  type TaskRuntime,
-  TerminalConfig
-} from "@agent-terminal/core"
+import { type Errors, Exec, TerminalConfig } from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
 import * as service from "./internal/execService.js"
 import * as Teardown from "./Teardown.js"
@@ -37,14 +27,7 @@ export const make = service.make
  *
  * @since 0.1.0
  */
-export type Requirements =
-  | TerminalConfig.TerminalSettings
-  | PtyBackend.PtyBackend
-  | ProcessInspector.ProcessInspector
-  | Sandbox.Sandbox
-  | EnvPolicy.HostEnvironment
-  | TaskRuntime.TaskRuntime
-  | PtyService.PtyService
+export type Requirements = service.Requirements
 
 /**
  * The supervisor over whatever containment services are provided (child mode's cgroups and host-exit guard).

@@ -24,6 +24,27 @@ export interface MemoryReport {
 
 const owner = Ids.OwnerId.make("bench-memory")
 
+/** The memory facts of one measurement, taken the same way for ours and the floor. */
+const reportOf = (
+  mode: MemoryReport["mode"],
+  mib: number,
+  before: NodeJS.MemoryUsage,
+  after: NodeJS.MemoryUsage,
+  seconds: number,
+  settledBy?: string
+): MemoryReport => ({
+  mode,
+  mib,
+  rssBefore: before.rss,
+  rssAfter: after.rss,
+  heapBefore: before.heapUsed,
+  heapAfter: after.heapUsed,
+  externalAfter: after.external,
+  maxRss: process.resourceUsage().maxRSS * 1024,
+  seconds,
+  ...(settledBy !== undefined ? { settledBy } : {})
+})
+
 const settle = async () => {
   const gc = (globalThis as { gc?: () => void }).gc
   for (let i = 0; i < 3; i++) {
@@ -47,18 +68,7 @@ const ours = (mib: number) =>
     const seconds = (performance.now() - started) / 1000
     yield* Effect.promise(settle)
     const after = process.memoryUsage()
-    const report: MemoryReport = {
-      mode: "ours",
-      mib,
-      rssBefore: before.rss,
-      rssAfter: after.rss,
-      heapBefore: before.heapUsed,
-      heapAfter: after.heapUsed,
-      externalAfter: after.external,
-      maxRss: process.resourceUsage().maxRSS * 1024,
-      seconds,
-      settledBy: result.waitReason
-    }
+    const report = reportOf("ours", mib, before, after, seconds, result.waitReason)
     yield* service.close(owner, id)
     return report
   }).pipe(Effect.scoped, Effect.provide(NodeTerminal.layer({})))
@@ -75,17 +85,7 @@ const floor = async (mib: number): Promise<MemoryReport> => {
   await settle()
   const after = process.memoryUsage()
   await raw.kill()
-  return {
-    mode: "floor",
-    mib,
-    rssBefore: before.rss,
-    rssAfter: after.rss,
-    heapBefore: before.heapUsed,
-    heapAfter: after.heapUsed,
-    externalAfter: after.external,
-    maxRss: process.resourceUsage().maxRSS * 1024,
-    seconds
-  }
+  return reportOf("floor", mib, before, after, seconds)
 }
 
 const [mode, size] = process.argv.slice(2)

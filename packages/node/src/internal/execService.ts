@@ -39,9 +39,8 @@ const MAX_ENDED_PER_OWNER = 32
 const REMOVED_MEMORY = 1024
 
 /** Build the supervisor in a scope; closing it kills every run still going. */
-export const make: Effect.Effect<
-  Context.Tag.Service<typeof Exec.Exec>,
-  never,
+/** The services the supervisor runs over, besides its containment (cgroups, host-exit guard). */
+export type Requirements =
   | TerminalConfig.TerminalSettings
   | PtyBackend.PtyBackend
   | ProcessInspector.ProcessInspector
@@ -49,9 +48,11 @@ export const make: Effect.Effect<
   | EnvPolicy.HostEnvironment
   | TaskRuntime.TaskRuntime
   | PtyService.PtyService
-  | Teardown.Cgroups
-  | Teardown.HostExit
-  | Scope.Scope
+
+export const make: Effect.Effect<
+  Context.Tag.Service<typeof Exec.Exec>,
+  never,
+  Requirements | Teardown.Cgroups | Teardown.HostExit | Scope.Scope
 > = Effect.gen(function*() {
   const config = yield* TerminalConfig.TerminalSettings
   const backend = yield* PtyBackend.PtyBackend

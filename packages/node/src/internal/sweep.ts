@@ -193,6 +193,8 @@ export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Eff
       )
     }
     const tracker = makeTracker(first, guard, rootPid, options.rootStartTime)
+    // A process's environment does not change after its exec: each one is read once per close, not per scan.
+    const unmarked = new Set<string>()
     const marked = (table: ProcTable): boolean => {
       const environ = env.reader.environ
       if (options.marker === undefined || environ === undefined) return false
@@ -200,7 +202,12 @@ export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Eff
       for (const info of table.values()) {
         if (info.pid === rootPid || isGone(info) || untouchable(guard, info.pid)) continue
         if (tracker.members.get(info.pid) === info.startTime) continue
-        if (!(environ(info.pid) ?? "").split("\0").includes(options.marker)) continue
+        const identity = `${info.pid}:${info.startTime}`
+        if (unmarked.has(identity)) continue
+        if (!(environ(info.pid) ?? "").split("\0").includes(options.marker)) {
+          unmarked.add(identity)
+          continue
+        }
         tracker.members.set(info.pid, info.startTime)
         if (refusal(guard, info) === undefined) tracker.owners.set(info.pid, info.startTime)
         found = true
