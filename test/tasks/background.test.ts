@@ -54,6 +54,17 @@ layer(TestTerminal(), { excludeTestServices: true })("background sends", (it) =>
       expect(after.output).toBe("130\nback")
     }))
 
+  it.scoped("a kill at once after the start still interrupts the command and frees the session", () =>
+    Effect.gen(function*() {
+      const tasks = yield* TaskRuntime.TaskRuntime
+      const { send } = yield* openShell()
+      const started = yield* send("sleep 60", { background: true })
+      expect((yield* tasks.kill(owner, started.taskId!)).status).toBe("killed")
+      const after = yield* send("echo back")
+      expect(after.waitReason).toBe("prompt")
+      expect(after.output).toBe("back")
+    }))
+
   it.scoped("a background read reports waiting for input; writing to it completes it", () =>
     Effect.gen(function*() {
       const tasks = yield* TaskRuntime.TaskRuntime

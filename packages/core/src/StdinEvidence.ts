@@ -9,7 +9,10 @@
  * - where byte counters are known (`readBytes`, from `rchar`): the group has read at least as many bytes
  *   as were written since the probe before the write;
  * - otherwise: the group was seen NOT waiting after the write (it left the wait), or its read syscall
- *   count rose (it read, then came back to the wait between two probes).
+ *   count rose (it read, then came back to the wait between two probes);
+ * - or the shell reported taking the command line (`line_taken`, through `witness`): one line written to a
+ *   shell at its prompt is consumed whole once the shell starts the command (its `C` marker), so a wait
+ *   after that is a wait for the next input. This needs no probe before the write.
  *
  * A `Miss` never counts, neither as a wait nor as leaving one. Pure: the readiness engine feeds probes one
  * at a time through `step`.
@@ -23,7 +26,7 @@ import type { GroupSnapshot, Probe } from "./ProcessInspector.js"
  *
  * @since 0.1.0
  */
-export type Evidence = "left_wait" | "group_changed" | "reads_rose" | "bytes_consumed"
+export type Evidence = "left_wait" | "group_changed" | "reads_rose" | "bytes_consumed" | "line_taken"
 
 /**
  * The rule's memory: the last known group and its counters, the baseline of the group that was in the
@@ -84,6 +87,15 @@ const evidenceOf = (state: State, probe: GroupSnapshot): Evidence | undefined =>
   }
   return undefined
 }
+
+/**
+ * Evidence that came from elsewhere than a probe (the shell's own report that it took the command line).
+ * The first evidence is kept.
+ *
+ * @since 0.1.0
+ */
+export const witness = (state: State, evidence: Evidence): State =>
+  state.evidence !== undefined ? state : { ...state, evidence }
 
 /**
  * Feeds the next probe taken after the write. Ready when the group waits on the terminal and input was

@@ -60,6 +60,11 @@ export interface TaskSpec<A> {
   readonly input?: ((input: TaskInput) => Effect.Effect<void, TerminalError>) | undefined
   /** The final output once done (defaults to `output()`). */
   readonly finalOutput?: ((result: A) => string) | undefined
+  /**
+   * Runs once when the task ends, however it ends (killed before its work began included), before the end is
+   * reported: where its creator releases what it reserved for the task.
+   */
+  readonly onEnd?: Effect.Effect<void> | undefined
 }
 
 /**
@@ -237,7 +242,8 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
         if (entry.exit !== undefined) return Effect.void
         entry.endedAt = Date.now()
         entry.exit = exit
-        return Deferred.succeed(entry.done, exit).pipe(
+        return (entry.spec.onEnd ?? Effect.void).pipe(
+          Effect.zipRight(Deferred.succeed(entry.done, exit)),
           Effect.zipRight(
             PubSub.publish(completions, { owner: entry.owner, taskId: entry.id, status: statusOf(entry) })
           ),

@@ -146,6 +146,24 @@ describe("StdinEvidence", () => {
     })
   })
 
+  describe("the shell took the command line (witness)", () => {
+    it("with no probe before the write, a wait after the line was taken is ready at once", () => {
+      const taken = StdinEvidence.witness(StdinEvidence.initial(miss, 7), "line_taken")
+      expect(StdinEvidence.step(taken, snapshot(10, true)).ready).toBe(true)
+      expect(StdinEvidence.step(taken, snapshot(10, false)).ready).toBe(false)
+      expect(StdinEvidence.step(taken, miss).ready).toBe(false)
+    })
+
+    it("without it, the same waits are not ready", () => {
+      expect(readiness(miss, [snapshot(10, true), snapshot(10, true)])).toEqual([false, false])
+    })
+
+    it("keeps the first evidence", () => {
+      const left = StdinEvidence.run(snapshot(10, true), [snapshot(10, false)]).state
+      expect(StdinEvidence.witness(left, "line_taken").evidence).toBe("left_wait")
+    })
+  })
+
   it.effect("drives from the scripted inspector, one probe at a time", () =>
     Effect.gen(function*() {
       const inspector = yield* ProcessInspector.ProcessInspector

@@ -53,6 +53,28 @@ describe("TaskRuntime", () => {
       expect((yield* tasks.kill(owner, id)).status).toBe("killed")
     }))
 
+  it.scoped("onEnd runs once however the task ends, a kill before the work began included", () =>
+    Effect.gen(function*() {
+      const tasks = yield* TaskRuntime.make
+      const ended: Array<string> = []
+      const spec = (label: string, run: Effect.Effect<unknown>) => ({
+        kind: "test",
+        label,
+        run,
+        output: () => "",
+        waitingForInput: () => false,
+        onEnd: Effect.sync(() => ended.push(label))
+      })
+      const killedEarly = yield* tasks.start(owner, spec("killed-early", Effect.never))
+      yield* tasks.kill(owner, killedEarly)
+      expect(ended).toEqual(["killed-early"])
+      const completes = yield* tasks.start(owner, spec("completes", Effect.succeed(1)))
+      yield* tasks.output(owner, completes, { wait: true })
+      expect(ended).toEqual(["killed-early", "completes"])
+      yield* tasks.kill(owner, killedEarly)
+      expect(ended).toEqual(["killed-early", "completes"])
+    }))
+
   it.scopedLive("a failed task reports its error; waiting input is a status", () =>
     Effect.gen(function*() {
       const tasks = yield* TaskRuntime.make

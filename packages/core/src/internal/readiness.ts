@@ -3,8 +3,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Probe } from "../ProcessInspector.js"
-import { ProcessInspector } from "../ProcessInspector.js"
+import type { Probe, ProcessInspector } from "../ProcessInspector.js"
 import type { WaitReason } from "../Session.js"
 import * as StdinEvidence from "../StdinEvidence.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
@@ -22,6 +21,7 @@ export interface Settled {
 /** The facts of one send the tiers look at. */
 export interface Watch {
   readonly session: SessionRuntime
+  readonly inspector: ProcessInspector["Type"]
   readonly config: TerminalConfig
   readonly promptText: string
   /** Marker sequence number at the write: only later markers count. */
@@ -41,6 +41,11 @@ export interface Watch {
   readonly capture: Emulator.Capture
   /** The input leaves the shell's command line open (keys or text without Enter): the shell reading on is the answer. */
   readonly lineOpen?: boolean
+  /**
+   * The input is one command line, Enter at its end, written to a shell at its prompt: the shell starting a
+   * command (its `C` marker) proves all of it was consumed, so no probe before the write is needed.
+   */
+  readonly shellLine?: boolean
 }
 
 const terminalOf = (session: SessionRuntime) => ({
@@ -49,7 +54,7 @@ const terminalOf = (session: SessionRuntime) => ({
 })
 
 /** Wait for the next change of the session's output after `changed` was taken, or `ms`, whichever comes first. */
-const changeOrSleep = (session: SessionRuntime, changed: Deferred.Deferred<void>, ms: number) =>
+const changeOrSleep = (session: SessionRuntime, changed: number, ms: number) =>
   ms <= 0 ? Effect.void : Effect.asVoid(session.activity.changeOrSleep(changed, ms))
 
 /** One turn of the event loop: I/O that is ready now (output already in the pty) has been read after it. */
@@ -86,55 +91,167 @@ const outputPause = (session: SessionRuntime, until: number) =>
   })
 
 /** True when nothing changes for `ms` after `changed` was taken. */
-const quietFor = (session: SessionRuntime, changed: Deferred.Deferred<void>, ms: number) =>
+const quietFor = (session: SessionRuntime, changed: number, ms: number) =>
   Effect.map(session.activity.changeOrSleep(changed, ms), (moved) => !moved)
+
+/** Whether the capture has been moved past the command line's echo (done once per send: see `Capture.rebase`). */
+interface PromptProgress {
+  rebased: boolean
+}
+
+/** What the markers since the write show right now, looked at without waiting. */
+type PromptLook =
+  | { readonly _tag: "none" }
+  /** Our prompt, complete and under the cursor; whether the shell holds the foreground is not checked yet. */
+  | { readonly _tag: "prompt"; readonly settled: Settled; readonly commandStarted: boolean }
+  | { readonly _tag: "continuation"; readonly settled: Settled }
+
+const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
+  const { session } = watch
+  const markers = session.shell.since(watch.baseline)
+  if (!progress.rebased) {
+    const start = commandStart(markers)
+    if (start !== undefined) {
+      watch.capture.rebase(start.at)
+      progress.rebased = true
+    }
+  }
+  const cursor = session.emulator.cursor()
+  const prompt = promptAfter(markers)
+  if (
+    prompt !== undefined && samePosition(cursor, prompt.end.at) &&
+    session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
+  ) {
+    return {
+      _tag: "prompt",
+      settled: { reason: "prompt", end: prompt.start.at, exitCode: prompt.exitCode },
+      commandStarted: markers.some((marker) => marker.kind === "C")
+    }
+  }
+  const continuation = continuationAfter(markers)
+  if (continuation !== undefined && cursor.row === continuation.at.row && cursor.col > continuation.at.col) {
+    return { _tag: "continuation", settled: { reason: "prompt", end: continuation.at, continuation: true } }
+  }
+  return { _tag: "none" }
+}
+
+/** The shell holds the terminal's foreground (or, where that cannot be read, no exact tier could tell). */
+const shellInForeground = (inspector: ProcessInspector["Type"], session: SessionRuntime) =>
+  Effect.map(
+    inspector.foregroundGroup(terminalOf(session)),
+    (foreground) => Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid
+  )
 
 /**
  * `prompt`: the newest markers since the write are our prompt (start then end), nothing was printed
  * after it, it is exactly the controlled prompt text, and the shell holds the terminal's foreground.
  * Also settles on a continuation prompt (an unfinished command line), which is reported as such.
  */
-const promptTier = (watch: Watch) =>
+const promptTier = (watch: Watch, progress: PromptProgress) =>
   Effect.gen(function*() {
-    const inspector = yield* ProcessInspector
+    const { inspector } = watch
     const { session } = watch
-    let rebased = false
     while (true) {
-      const changed = session.activity.changed
-      const markers = session.shell.since(watch.baseline)
-      if (!rebased) {
-        const start = commandStart(markers)
-        if (start !== undefined) {
-          watch.capture.rebase(start.at)
-          rebased = true
-        }
-      }
-      const cursor = session.emulator.cursor()
-      const prompt = promptAfter(markers)
-      if (
-        prompt !== undefined && samePosition(cursor, prompt.end.at) &&
-        session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
-      ) {
-        if (watch.runningAtStart && !markers.some((marker) => marker.kind === "C")) {
+      const changed = session.activity.version
+      const look = lookForPrompt(watch, progress)
+      if (look._tag === "continuation") return look.settled
+      if (look._tag === "prompt") {
+        if (watch.runningAtStart && !look.commandStarted) {
           // The command that ran at the write ended: this prompt is ours only if the shell does not go on
           // to read input typed ahead (which it does at once, echoing it and starting a command).
           const quiet = yield* quietFor(session, changed, watch.config.pollIntervalMs)
           if (!quiet) continue
         }
-        const foreground = yield* inspector.foregroundGroup(terminalOf(session))
-        if (Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid) {
-          return { reason: "prompt", end: prompt.start.at, exitCode: prompt.exitCode } satisfies Settled
-        }
+        if (yield* shellInForeground(inspector, session)) return look.settled
         yield* changeOrSleep(session, changed, watch.config.pollIntervalMs)
         continue
       }
-      const continuation = continuationAfter(markers)
-      if (continuation !== undefined && cursor.row === continuation.at.row && cursor.col > continuation.at.col) {
-        return { reason: "prompt", end: continuation.at, continuation: true } satisfies Settled
-      }
-      yield* Deferred.await(changed)
+      yield* session.activity.change(changed)
     }
   })
+
+/**
+ * The common case first, without the race: a command line sent to a shell at its prompt whose prompt comes
+ * back before anything else could be decided. It answers `undefined` as soon as the race could decide
+ * something else, and the race then probes at once:
+ * - for one line sent to a shell at its prompt (`shellLine`), no probe can show a wait for new input before
+ *   the shell starts the command (its `C` marker is the evidence the line was taken): it waits for that,
+ *   then for the prompt while output keeps coming, until 1 ms passes without output;
+ * - otherwise until the `stdin_read` tier's first probe would be due (output paused for an event-loop turn,
+ *   or 1 ms without output);
+ * - never past the first moment the idle or timeout tier could fire, nor `pollIntervalMs`.
+ *
+ * Plain callbacks on the session's activity: no fiber is forked or woken per chunk of output, and no
+ * `/proc` read but the foreground check at the end.
+ */
+const promptFirst = (watch: Watch, progress: PromptProgress) =>
+  Effect.flatMap(
+    Effect.async<PromptLook>((resume) => {
+      const { config, session } = watch
+      const until = watch.writtenAt +
+        Math.min(config.pollIntervalMs, watch.idleMs ?? config.idleSilenceMs, watch.timeoutMs)
+      const none: PromptLook = { _tag: "none" }
+      let timer: ReturnType<typeof setTimeout> | undefined
+      let deadline: ReturnType<typeof setTimeout> | undefined
+      let pause: ReturnType<typeof setImmediate> | undefined
+      let finished = false
+      const stop = () => {
+        finished = true
+        clearTimeout(timer)
+        clearTimeout(deadline)
+        if (pause !== undefined) clearImmediate(pause)
+        unlisten()
+      }
+      const finish = (look: PromptLook) => {
+        if (finished) return
+        stop()
+        resume(Effect.succeed(look))
+      }
+      /** Settles when the markers decide, or when the race must; `true` once finished. */
+      const decided = (): boolean => {
+        const look = lookForPrompt(watch, progress)
+        if (look._tag !== "none") finish(look)
+        else if (session.exit !== undefined || Date.now() >= until) finish(none)
+        return finished
+      }
+      const quiet = () => {
+        if (!decided()) finish(none)
+      }
+      // Output pauses for an event-loop turn without a prompt: the `stdin_read` tier's probe is due.
+      const pauseFrom = (bytes: number) => {
+        pause = setImmediate(() => {
+          pause = setImmediate(() => {
+            pause = undefined
+            if (decided()) return
+            if (session.activity.bytes === bytes) finish(none)
+            else pauseFrom(session.activity.bytes)
+          })
+        })
+      }
+      const onChange = watch.shellLine === true
+        ? () => {
+          if (decided() || !progress.rebased) return
+          clearTimeout(timer)
+          timer = setTimeout(quiet, 1)
+        }
+        : () => {
+          clearTimeout(timer)
+          if (!decided() && pause === undefined) pauseFrom(session.activity.bytes)
+        }
+      const unlisten = session.activity.listen(onChange)
+      if (decided()) return
+      if (watch.shellLine === true) {
+        deadline = setTimeout(quiet, until - Date.now())
+        if (progress.rebased) timer = setTimeout(quiet, 1)
+      } else timer = setTimeout(quiet, 1)
+      return Effect.sync(stop)
+    }),
+    (look): Effect.Effect<Settled | undefined> => {
+      if (look._tag === "none") return Effect.succeed(undefined)
+      if (look._tag === "continuation") return Effect.succeed(look.settled)
+      return Effect.map(shellInForeground(watch.inspector, watch.session), (held) => held ? look.settled : undefined)
+    }
+  )
 
 /**
  * The shell itself reading its command line is the prompt tier's to judge (it knows the exit status and
@@ -155,9 +272,9 @@ const samePosition = (a: Emulator.Position, b: Emulator.Position) => a.row === b
  * read; during a flood at most every `pollIntervalMs`) and on a timer from `exactProbeAfterMs`, every
  * `pollIntervalMs`. Nothing polls between sends.
  */
-const stdinTier = (watch: Watch) =>
+const stdinTier = (watch: Watch, options: { readonly probeAtOnce?: boolean } = {}) =>
   Effect.gen(function*() {
-    const inspector = yield* ProcessInspector
+    const { inspector } = watch
     if (!inspector.exact) return yield* Effect.never
     const { config, session } = watch
     let evidence = StdinEvidence.initial(
@@ -168,13 +285,16 @@ const stdinTier = (watch: Watch) =>
     let seenBytes = session.activity.bytes
     let probedAt = 0
     // Right after the write nothing can have consumed it yet (the write itself is still on its way): the
-    // first probe waits for output, or for the first step of the backoff.
-    yield* changeOrSleep(session, session.activity.changed, backoff)
+    // first probe waits for output, or for the first step of the backoff (unless that wait is behind us).
+    if (options.probeAtOnce !== true) yield* changeOrSleep(session, session.activity.version, backoff)
     while (true) {
       if (session.activity.bytes !== seenBytes) yield* outputPause(session, probedAt + config.pollIntervalMs)
-      const changed = session.activity.changed
+      const changed = session.activity.version
       probedAt = Date.now()
       const probe = yield* inspector.probe(terminalOf(session))
+      if (watch.shellLine === true && commandStart(session.shell.since(watch.baseline)) !== undefined) {
+        evidence = StdinEvidence.witness(evidence, "line_taken")
+      }
       const step = StdinEvidence.step(evidence, probe)
       evidence = step.state
       if (step.ready && probe._tag === "Snapshot" && !shellAtPrompt(watch, probe.pgid)) {
@@ -229,11 +349,11 @@ const stdinTier = (watch: Watch) =>
  */
 const idleTier = (watch: Watch) =>
   Effect.gen(function*() {
-    const inspector = yield* ProcessInspector
+    const { inspector } = watch
     const { config, session } = watch
     const bound = watch.idleMs ?? config.idleSilenceMs
     while (true) {
-      const changed = session.activity.changed
+      const changed = session.activity.version
       const markers = session.shell.since(watch.baseline)
       const running = session.nonce !== undefined &&
         (markers.length === 0 ? watch.runningAtStart : markers[markers.length - 1]!.kind === "C")
@@ -249,7 +369,7 @@ const idleTier = (watch: Watch) =>
   })
 
 const timeoutTier = (watch: Watch) =>
-  Effect.sleep(Duration.millis(watch.timeoutMs)).pipe(
+  Effect.sleep(Duration.millis(Math.max(0, watch.writtenAt + watch.timeoutMs - Date.now()))).pipe(
     Effect.map((): Settled => ({ reason: "timeout", end: watch.session.emulator.cursor() }))
   )
 
@@ -260,17 +380,27 @@ const exitTier = (watch: Watch) =>
 
 /**
  * The readiness race: every tier runs as its own fiber; the first decisive one wins and the others are
- * interrupted.
+ * interrupted. A shell's quick command is settled before the race (`promptFirst`), which then starts
+ * only when that could not decide.
  */
-export const settle = (watch: Watch): Effect.Effect<Settled, never, ProcessInspector> => {
-  const tiers: Array<Effect.Effect<Settled, never, ProcessInspector>> = [
-    exitTier(watch),
-    timeoutTier(watch),
-    idleTier(watch),
-    stdinTier(watch)
-  ]
-  if (watch.session.nonce !== undefined) tiers.unshift(promptTier(watch))
-  return Effect.raceAll(tiers)
+export const settle = (watch: Watch): Effect.Effect<Settled> => {
+  const progress: PromptProgress = { rebased: false }
+  const first = watch.session.nonce !== undefined && !watch.runningAtStart && watch.lineOpen !== true
+  const race = (): Effect.Effect<Settled> => {
+    const tiers: Array<Effect.Effect<Settled>> = [
+      exitTier(watch),
+      timeoutTier(watch),
+      idleTier(watch),
+      stdinTier(watch, { probeAtOnce: first })
+    ]
+    if (watch.session.nonce !== undefined) tiers.unshift(promptTier(watch, progress))
+    return Effect.raceAll(tiers)
+  }
+  if (!first) return race()
+  return Effect.flatMap(
+    promptFirst(watch, progress),
+    (settled) => settled !== undefined ? Effect.succeed(settled) : race()
+  )
 }
 
 /**
@@ -281,19 +411,25 @@ export const settle = (watch: Watch): Effect.Effect<Settled, never, ProcessInspe
 export const settleBackground = (
   watch: Watch,
   onWaiting: (waiting: boolean) => void
-): Effect.Effect<Settled, never, ProcessInspector> => {
+): Effect.Effect<Settled> => {
   const monitor = Effect.gen(function*() {
     let current = watch
     while (true) {
       yield* stdinTier(current)
       onWaiting(true)
-      yield* Deferred.await(watch.session.activity.changed)
+      yield* watch.session.activity.change(watch.session.activity.version)
       onWaiting(false)
-      current = { ...watch, before: undefined, written: 0, bytesAtWrite: watch.session.activity.bytes }
+      current = {
+        ...watch,
+        before: undefined,
+        written: 0,
+        bytesAtWrite: watch.session.activity.bytes,
+        shellLine: false
+      }
     }
   })
-  const tiers: Array<Effect.Effect<Settled, never, ProcessInspector>> = [exitTier(watch), monitor]
-  if (watch.session.nonce !== undefined) tiers.push(promptTier(watch))
+  const tiers: Array<Effect.Effect<Settled>> = [exitTier(watch), monitor]
+  if (watch.session.nonce !== undefined) tiers.push(promptTier(watch, { rebased: false }))
   if (Number.isFinite(watch.timeoutMs)) tiers.push(timeoutTier(watch))
   return Effect.raceAll(tiers)
 }

@@ -35,7 +35,7 @@ import { TerminalSettings } from "../TerminalConfig.js"
 import { interruptForeground as interruptSend } from "./interrupt.js"
 import type { Settled, Watch } from "./readiness.js"
 import { settle, settleBackground } from "./readiness.js"
-import type { ActiveSend, SendProgress, SessionRuntime } from "./session.js"
+import type { SendProgress, SessionRuntime } from "./session.js"
 import { Activity, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
 
@@ -119,6 +119,19 @@ const leavesLineOpen = (input: string): boolean => {
   return !["\r", "\n", "\x03", "\x04"].some((ends) => outside.includes(ends))
 }
 
+/**
+ * One command line and Enter, nothing else: no other line break, no control character a line editor would
+ * act on (a tab, for completion, is typed like any character).
+ */
+const singleLine = (input: string): boolean => {
+  if (!input.endsWith("\r")) return false
+  for (let i = 0; i < input.length - 1; i++) {
+    const code = input.charCodeAt(i)
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false
+  }
+  return true
+}
+
 /** A submitted bracketed paste: the shell got it as one command line (see `encodeInput`). */
 const sentAsUnit = (input: string): boolean => input.startsWith(Paste.pasteStart) && input.endsWith("\r")
 
@@ -167,8 +180,6 @@ export const make: Effect.Effect<
   const sandbox = yield* Sandbox.Sandbox
   const policies = new Map<OwnerId, Sandbox.Policy>()
   const serviceScope = yield* Effect.scope
-  // Only the inspector: the layer's whole context would also carry its Scope into every send and open.
-  const context = Context.make(ProcessInspector, inspector)
   const sessions = new Map<SessionId, Entry>()
   const closed = new Map<SessionId, OwnerId>()
   let counter = 0
@@ -211,9 +222,11 @@ export const make: Effect.Effect<
       readonly baseline: number
       readonly runningAtStart: boolean
       readonly lineOpen?: boolean
+      readonly shellLine?: boolean
     }
   ): Watch => ({
     session: runtime,
+    inspector,
     config,
     promptText: dialect.promptText,
     writtenAt: Date.now(),
@@ -252,7 +265,7 @@ export const make: Effect.Effect<
       }
       const active = runtime.activeSend
       if (active !== undefined) {
-        yield* Deferred.await(active.done).pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+        yield* active.done.await.pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
       }
       yield* Scope.close(runtime.scope, Exit.void)
     })
@@ -321,7 +334,7 @@ export const make: Effect.Effect<
         scope,
         shell,
         activity: new Activity(),
-        sendLock: yield* Effect.makeSemaphore(1),
+        busy: false,
         drained: yield* Deferred.make<ExitStatus>(),
         exit: undefined,
         closing: false,
@@ -350,7 +363,7 @@ export const make: Effect.Effect<
       }
       return { runtime, motd: motd.text }
     })
-    const exit = yield* started.pipe(Effect.provide(context), Effect.exit)
+    const exit = yield* Effect.exit(started)
     if (Exit.isFailure(exit)) {
       sessions.delete(id)
       yield* Scope.close(scope, exit)
@@ -370,7 +383,12 @@ export const make: Effect.Effect<
     interruptible: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity
   ) =>
     Effect.gen(function*() {
-      const before = inspector.exact ? yield* interruptible(inspector.probe(terminalOf(runtime))) : undefined
+      // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
+      // the group's read counters from just before the write.
+      const shellLine = runtime.type === "shell" && runtime.shell.state === "prompt" && singleLine(input)
+      const before = inspector.exact && !shellLine
+        ? yield* interruptible(inspector.probe(terminalOf(runtime)))
+        : undefined
       const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
       const baseline = runtime.shell.seq
       const runningAtStart = runtime.shell.state === "running"
@@ -385,7 +403,8 @@ export const make: Effect.Effect<
         bytesAtWrite,
         baseline,
         runningAtStart,
-        lineOpen: runtime.type === "shell" && leavesLineOpen(input)
+        lineOpen: runtime.type === "shell" && leavesLineOpen(input),
+        shellLine
       })
       return { watch, capture, baseline, started }
     })
@@ -415,7 +434,7 @@ export const make: Effect.Effect<
         const unit = runtime.type === "shell" && sentAsUnit(input)
         const settled: Outcome = yield* restore(
           settle(watch).pipe(
-            Effect.flatMap((first): Effect.Effect<Outcome, never, ProcessInspector> =>
+            Effect.flatMap((first): Effect.Effect<Outcome> =>
               unit && first.continuation === true ? abandonLine(runtime, watch) : Effect.succeed(first)
             )
           )
@@ -440,7 +459,7 @@ export const make: Effect.Effect<
           : output
         return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
       })
-    ).pipe(Effect.provide(context))
+    )
 
   /**
    * A command sent as one unit left the shell at its continuation prompt, so it is incomplete: discard it
@@ -448,7 +467,7 @@ export const make: Effect.Effect<
    * interrupt character when the group cannot be resolved), and wait for the prompt. Nothing of it ran, and
    * no half-typed command is left for the next send to complete by accident.
    */
-  const abandonLine = (runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome, never, ProcessInspector> =>
+  const abandonLine = (runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome> =>
     Effect.gen(function*() {
       const baseline = runtime.shell.seq
       const group = yield* inspector.foregroundGroup(terminalOf(runtime))
@@ -475,64 +494,69 @@ export const make: Effect.Effect<
    * released only after the send's fiber has finished, its SIGINT included.
    */
   const exclusive = <A, E>(runtime: SessionRuntime, run: (progress: SendProgress) => Effect.Effect<A, E>) =>
-    Effect.gen(function*() {
-      const done = yield* Deferred.make<void>()
-      const held = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const progress: SendProgress = { written: false, interrupted: undefined }
-          const fiber = yield* Effect.fork(restore(run(progress)))
-          const active: ActiveSend = { fiber, progress, done }
-          runtime.activeSend = active
-          return yield* restore(Fiber.join(fiber)).pipe(
-            Effect.onInterrupt(() => Fiber.interrupt(fiber)),
-            Effect.ensuring(Effect.sync(() => {
-              if (runtime.activeSend === active) runtime.activeSend = undefined
-            }))
-          )
+    Effect.suspend((): Effect.Effect<A, E | SendActive> => {
+      if (runtime.busy) return Effect.fail(sendActive(runtime))
+      runtime.busy = true
+      const progress: SendProgress = { written: false, interrupted: undefined }
+      const done = Effect.unsafeMakeLatch(false)
+      const free = Effect.sync(() => {
+        if (runtime.activeSend?.done === done) runtime.activeSend = undefined
+        runtime.busy = false
+      }).pipe(Effect.zipRight(done.open))
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Effect.fork(restore(run(progress))), (fiber) => {
+          runtime.activeSend = { fiber, progress, done }
+          // Awaited, not joined: the send's fiber references are its own (a join would merge them back).
+          return restore(Effect.flatten(Fiber.await(fiber))).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
         })
-      ).pipe(
-        runtime.sendLock.withPermitsIfAvailable(1),
-        Effect.ensuring(Deferred.succeed(done, undefined))
-      )
-      if (Option.isNone(held)) {
-        return yield* new SendActive({
-          sessionId: runtime.id,
-          ...(runtime.activeTask ? { taskId: runtime.activeTask } : {})
-        })
-      }
-      return held.value
+      ).pipe(Effect.ensuring(free))
     })
 
+  const sendActive = (runtime: SessionRuntime) =>
+    new SendActive({ sessionId: runtime.id, ...(runtime.activeTask ? { taskId: runtime.activeTask } : {}) })
+
   /**
-   * A background send: the session is reserved before the task id exists (a holder fiber keeps the send
-   * slot until the task ends), then the task runs until the prompt is back, reporting meanwhile whether the
-   * program waits for input, and taking input through the task runtime.
+   * A background send: the session's send slot is taken before the task id exists and kept until the task
+   * ends (or until the start fails), then the task runs until the prompt is back, reporting meanwhile
+   * whether the program waits for input, and taking input through the task runtime.
    */
   const runBackground = (owner: OwnerId, runtime: SessionRuntime, request: SendRequest, input: string) =>
-    Effect.gen(function*() {
-      const reserved = yield* Deferred.make<boolean>()
-      const release = yield* Deferred.make<void>()
-      yield* runtime.sendLock.withPermitsIfAvailable(1)(
-        Deferred.succeed(reserved, true).pipe(Effect.zipRight(Deferred.await(release)))
-      ).pipe(
-        Effect.zipRight(Deferred.succeed(reserved, false)),
-        Effect.forkIn(serviceScope)
+    Effect.suspend(() => {
+      if (runtime.busy) return Effect.fail(sendActive(runtime))
+      runtime.busy = true
+      let handedOff = false
+      return startBackground(owner, runtime, request, input, () => {
+        handedOff = true
+      }).pipe(
+        Effect.onExit(() =>
+          Effect.sync(() => {
+            if (!handedOff) runtime.busy = false
+          })
+        )
       )
-      if (!(yield* Deferred.await(reserved))) {
-        return yield* new SendActive({
-          sessionId: runtime.id,
-          ...(runtime.activeTask ? { taskId: runtime.activeTask } : {})
-        })
-      }
+    })
+
+  const startBackground = (
+    owner: OwnerId,
+    runtime: SessionRuntime,
+    request: SendRequest,
+    input: string,
+    handOff: () => void
+  ) =>
+    Effect.gen(function*() {
       const { baseline, capture, started, watch } = yield* begin(
         runtime,
         request,
         input,
         request.timeoutMs ?? Number.POSITIVE_INFINITY
-      ).pipe(Effect.provide(context), Effect.onError(() => Deferred.succeed(release, undefined)))
+      )
       let waiting = false
-      const run = settleBackground(watch, (now) => {
-        waiting = now
+      let began = false
+      const run = Effect.suspend(() => {
+        began = true
+        return settleBackground(watch, (now) => {
+          waiting = now
+        })
       }).pipe(
         Effect.map((settled) => {
           const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
@@ -544,13 +568,7 @@ export const make: Effect.Effect<
             Date.now() - started
           )
         }),
-        Effect.onInterrupt(() => interruptSend(runtime, inspector)),
-        Effect.provide(context),
-        Effect.ensuring(Effect.suspend(() => {
-          runtime.emulator.finish(capture)
-          runtime.activeTask = undefined
-          return Deferred.succeed(release, undefined)
-        }))
+        Effect.onInterrupt(() => interruptSend(runtime, inspector))
       )
       const taskId = yield* tasks.start(owner, {
         kind: "send",
@@ -563,8 +581,17 @@ export const make: Effect.Effect<
           const bytes = encodeInput(taskInput, runtime.emulator.modes)
           return Either.isLeft(bytes) ? Effect.fail(bytes.left) : runtime.process.write(bytes.right)
         },
-        finalOutput: (result) => result.output
+        finalOutput: (result) => result.output,
+        // Killed before its work began, the command was written but never interrupted: interrupt it now.
+        onEnd: Effect.suspend(() => began ? Effect.void : Effect.asVoid(interruptSend(runtime, inspector))).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            runtime.emulator.finish(capture)
+            runtime.activeTask = undefined
+            runtime.busy = false
+          }))
+        )
       })
+      handOff()
       runtime.activeTask = taskId
       return {
         output: "",
@@ -618,7 +645,7 @@ export const make: Effect.Effect<
     const active = runtime.activeSend
     if (active !== undefined) {
       yield* Fiber.interrupt(active.fiber)
-      yield* Deferred.await(active.done)
+      yield* active.done.await
       const { interrupted, written } = active.progress
       return {
         cancelled: true,

@@ -2,7 +2,6 @@ import { Emulator, ShellMarkers } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
@@ -13,28 +12,25 @@ import { ShellState } from "./shellState.js"
 
 /**
  * Output activity: when the last bytes arrived, and a wake-up for whoever waits for the next change.
- * Waiters take `changed` before they look at the state, so no change between look and wait is missed.
+ * Waiters take `version` before they look at the state, so no change between look and wait is missed.
  */
 export class Activity {
   lastOutputAt = 0
   bytes = 0
   /** When the emulator's answers to terminal queries were last written back to the program. */
   repliedAt = 0
-  #changed = Deferred.unsafeMake<void>(FiberId.none)
+  /** Counts changes: a waiter that took it before looking wakes at once if it moved since. */
+  version = 0
   readonly #waiters = new Set<() => void>()
-
-  get changed(): Deferred.Deferred<void> {
-    return this.#changed
-  }
 
   /**
    * Wait for the first change after `seen` was taken (at once if there was one already) or `ms`, whichever
-   * comes first; `true` when output changed. A timer and a callback: no fibers to fork and interrupt, which
-   * the readiness tiers would otherwise do on every chunk of output.
+   * comes first; `true` when output changed. A timer and a callback: no fibers to fork and interrupt, and
+   * nothing allocated per chunk of output when nobody waits.
    */
-  changeOrSleep(seen: Deferred.Deferred<void>, ms: number): Effect.Effect<boolean> {
+  changeOrSleep(seen: number, ms: number): Effect.Effect<boolean> {
     return Effect.async<boolean>((resume) => {
-      if (this.#changed !== seen) return resume(Effect.succeed(true))
+      if (this.version !== seen) return resume(Effect.succeed(true))
       let timer: ReturnType<typeof setTimeout> | undefined
       const wake = () => {
         clearTimeout(timer)
@@ -55,10 +51,19 @@ export class Activity {
     })
   }
 
+  /** Call `listener` on every change until the returned function is called. */
+  listen(listener: () => void): () => void {
+    this.#waiters.add(listener)
+    return () => this.#waiters.delete(listener)
+  }
+
+  /** Wait for the first change after `seen` was taken. */
+  change(seen: number): Effect.Effect<void> {
+    return Effect.asVoid(this.changeOrSleep(seen, Number.POSITIVE_INFINITY))
+  }
+
   notify(): void {
-    const done = this.#changed
-    this.#changed = Deferred.unsafeMake<void>(FiberId.none)
-    Deferred.unsafeDone(done, Effect.void)
+    this.version++
     if (this.#waiters.size > 0) { for (const wake of [...this.#waiters]) wake() }
   }
 }
@@ -76,7 +81,8 @@ export interface SessionRuntime {
   readonly scope: Scope.CloseableScope
   readonly shell: ShellState
   readonly activity: Activity
-  readonly sendLock: Effect.Semaphore
+  /** A send (foreground, or a background task) holds the session: one at a time. */
+  busy: boolean
   /** Completes once the program exited and all its output was read. */
   readonly drained: Deferred.Deferred<ExitStatus>
   exit: ExitStatus | undefined
@@ -97,7 +103,8 @@ export interface SendProgress {
 export interface ActiveSend {
   readonly fiber: Fiber.Fiber<unknown, unknown>
   readonly progress: SendProgress
-  readonly done: Deferred.Deferred<void>
+  /** Opens once the send's slot is free again. */
+  readonly done: Effect.Latch
 }
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>
