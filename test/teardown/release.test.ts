@@ -1,9 +1,9 @@
 import { Errors, Ids, PtyService } from "@agent-terminal/core"
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
-import { failureOf } from "../support/terminal.js"
+import { failureOf, TestTerminal } from "../support/terminal.js"
 import { FakeTerminal, makeWorld, SURVIVOR } from "./fakes.js"
 import { alive, commOf, containments, openTagged, owner, TeardownTerminal, waitUntil } from "./support.js"
 
@@ -73,3 +73,23 @@ for (const containment of containments) {
     }
   )
 }
+
+describe("closing the service itself", () => {
+  it.live("closes every open session the way close does, a send in flight included, and completes", () =>
+    Effect.gen(function*() {
+      const seen = yield* Effect.gen(function*() {
+        const service = yield* PtyService.PtyService
+        const idle = yield* service.open(owner, {})
+        const busy = yield* service.open(owner, {})
+        const waiting = yield* Effect.fork(
+          service.send(owner, Ids.SessionId.make(busy.sessionId), { text: "sleep 60" })
+        )
+        // Whether the shell has started `sleep` yet or not, the send ends with the session.
+        yield* Effect.sleep(200)
+        return { pids: [idle.pid, busy.pid], waiting }
+      }).pipe(Effect.scoped, Effect.provide(TestTerminal()))
+      expect(seen.pids.filter(alive)).toEqual([])
+      const settled = yield* Fiber.join(seen.waiting)
+      expect(settled.waitReason).toBe("session_exit")
+    }))
+})

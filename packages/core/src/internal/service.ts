@@ -179,7 +179,10 @@ export const make: Effect.Effect<
   const environment = yield* EnvPolicy.HostEnvironment
   const sandbox = yield* Sandbox.Sandbox
   const policies = new Map<OwnerId, Sandbox.Policy>()
-  const serviceScope = yield* Effect.scope
+  // Sessions live in a scope of their own, forked before the service's finalizer is added: closing the
+  // service closes every session gracefully first (its reader still running, so its exit is seen), and only
+  // then the scopes that hold them.
+  const sessionsScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
   const sessions = new Map<SessionId, Entry>()
   const closed = new Map<SessionId, OwnerId>()
   let counter = 0
@@ -256,7 +259,9 @@ export const make: Effect.Effect<
    */
   const release = (runtime: SessionRuntime) =>
     Effect.gen(function*() {
-      yield* Deferred.await(runtime.drained).pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+      // Interruptible waits: a close runs in finalizers too, where a wait that cannot be interrupted could
+      // never time out.
+      yield* Deferred.await(runtime.drained).pipe(Effect.interruptible, Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
       if (!(yield* Deferred.isDone(runtime.drained))) {
         yield* Effect.logWarning("close: the session's exit never arrived; its waiters are released")
         runtime.exit ??= { exitCode: null, signal: "SIGKILL" }
@@ -265,7 +270,7 @@ export const make: Effect.Effect<
       }
       const active = runtime.activeSend
       if (active !== undefined) {
-        yield* active.done.await.pipe(Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+        yield* active.done.await.pipe(Effect.interruptible, Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
       }
       yield* Scope.close(runtime.scope, Exit.void)
     })
@@ -301,7 +306,7 @@ export const make: Effect.Effect<
     const launch = nonce !== undefined
       ? dialect.launch({ shell: config.shell, nonce })
       : { file: request.argv![0]!, args: request.argv!.slice(1), env: {} }
-    const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
+    const scope = yield* Scope.fork(sessionsScope, ExecutionStrategy.sequential)
     const started = Effect.gen(function*() {
       const confinement = yield* sandbox.confine({
         file: launch.file,
@@ -628,7 +633,16 @@ export const make: Effect.Effect<
     }
   }
 
-  const send = Effect.fn("PtyService.send")(function*(owner: OwnerId, id: SessionId, request: SendRequest) {
+  /**
+   * The hot path keeps its span but takes no stack trace per call (as `Effect.fn` and a plain `withSpan` do):
+   * capturing one cost more than the rest of the span (docs/performance.md).
+   */
+  const send = (owner: OwnerId, id: SessionId, request: SendRequest) =>
+    Effect.withSpan(sendUntraced(owner, id, request), "PtyService.send", sendSpan)
+
+  const sendSpan = { captureStackTrace: false } as const
+
+  const sendUntraced = Effect.fnUntraced(function*(owner: OwnerId, id: SessionId, request: SendRequest) {
     const runtime = yield* lookup(owner, id)
     if (runtime.exit !== undefined) {
       return yield* new SessionExited({ sessionId: id, exitCode: runtime.exit.exitCode, signal: runtime.exit.signal })
