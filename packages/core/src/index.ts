@@ -37,6 +37,10 @@ export * as Session from "./Session.js"
 /**
  * @since 0.1.0
  */
+export * as ScriptedShell from "./ScriptedShell.js"
+/**
+ * @since 0.1.0
+ */
 export * as ShellDialect from "./ShellDialect.js"
 /**
  * @since 0.1.0

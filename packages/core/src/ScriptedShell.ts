@@ -1,0 +1,160 @@
+/**
+ * A shell played in memory: a `PtyBackend` whose processes answer every line they are sent the way the
+ * bash integration does (the echo, the command-start marker, then the exit-status and prompt-end markers
+ * around the prompt text), a `ShellDialect` that hands them the nonce, and an inspector that sees the
+ * shell in the foreground. For unit tests of the service's logic, and for measuring what the service itself
+ * costs per send with no kernel and no shell involved (`agent-terminal bench`, `roundtrip.true.in-memory`).
+ *
+ * Output is delivered on a later turn of the event loop, as a real pty's is.
+ *
+ * @since 0.1.0
+ */
+import { ShellMarkers } from "@agent-terminal/terminal"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as EnvPolicy from "./EnvPolicy.js"
+import type { InvalidConfig } from "./Errors.js"
+import { ProcessInspector } from "./ProcessInspector.js"
+import type { ExitStatus, PtyProcess, SpawnRequest } from "./PtyBackend.js"
+import { PtyBackend } from "./PtyBackend.js"
+import * as PtyService from "./PtyService.js"
+import * as Sandbox from "./Sandbox.js"
+import { ShellDialect } from "./ShellDialect.js"
+import * as TaskRuntime from "./TaskRuntime.js"
+import type * as TerminalConfig from "./TerminalConfig.js"
+
+/**
+ * The prompt text of the scripted shell.
+ *
+ * @since 0.1.0
+ */
+export const promptText = "$ "
+
+const NONCE_VARIABLE = "SCRIPTED_SHELL_NONCE"
+const encoder = new TextEncoder()
+let nextPid = 90_000
+
+/** The prompt as the integration prints it: status marker, prompt text, prompt-end marker. */
+const prompt = (nonce: string, status: number) =>
+  `${ShellMarkers.encode("D", nonce, String(status))}${promptText}${ShellMarkers.encode("B", nonce)}`
+
+/**
+ * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
+ * 0, or the number after `exit-status ` (`exit-status 3`); `exit` ends the process.
+ *
+ * @since 0.1.0
+ */
+export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
+  Effect.gen(function*() {
+    const nonce = request.env[NONCE_VARIABLE] ?? ""
+    const output = yield* Mailbox.make<Uint8Array>()
+    const exited = yield* Deferred.make<ExitStatus>()
+    let pending = ""
+    let ended = false
+    const emit = (text: string) => {
+      setImmediate(() => {
+        if (!ended) output.unsafeOffer(encoder.encode(text))
+      })
+    }
+    const end = (status: ExitStatus) => {
+      if (ended) return
+      ended = true
+      output.unsafeDone(Exit.void)
+      Deferred.unsafeDone(exited, Exit.succeed(status))
+    }
+    const run = (line: string): string => {
+      const asked = /^exit-status (\d+)$/.exec(line.trim())
+      return `${line}\r\n${ShellMarkers.encode("C", nonce)}${prompt(nonce, asked ? Number(asked[1]) : 0)}`
+    }
+    emit(prompt(nonce, 0))
+    const pid = nextPid++
+    return {
+      pid,
+      ttyPath: undefined,
+      containment: "sweep",
+      output,
+      exited,
+      write: (data) =>
+        Effect.sync(() => {
+          if (ended) return
+          pending += typeof data === "string" ? data : new TextDecoder().decode(data)
+          let answer = ""
+          for (let cr = pending.indexOf("\r"); cr !== -1; cr = pending.indexOf("\r")) {
+            const line = pending.slice(0, cr)
+            pending = pending.slice(cr + 1)
+            if (line.trim() === "exit") {
+              emit(`${line}\r\n`)
+              setImmediate(() => end({ exitCode: 0, signal: null }))
+              return
+            }
+            answer += run(line)
+          }
+          if (answer !== "") emit(answer)
+        }),
+      discardInput: Effect.sync(() => {
+        const dropped = pending.length
+        pending = ""
+        return dropped
+      }),
+      resize: () => Effect.void,
+      pause: Effect.void,
+      resume: Effect.void,
+      signalGroup: () => Effect.succeed(false),
+      terminate: Effect.sync(() => {
+        end({ exitCode: null, signal: "SIGKILL" })
+        return { containment: "sweep" as const, signalled: 0, survivors: [] }
+      })
+    } satisfies PtyProcess
+  })
+
+/**
+ * The backend, the dialect that hands each shell its nonce, and an exact inspector that sees every
+ * scripted shell in its terminal's foreground (and never waiting for input).
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<PtyBackend | ShellDialect | ProcessInspector> = Layer.mergeAll(
+  Layer.succeed(PtyBackend, { spawn }),
+  Layer.succeed(ShellDialect, {
+    name: "scripted",
+    promptText,
+    launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
+  }),
+  Layer.succeed(
+    ProcessInspector,
+    ProcessInspector.of({
+      exact: true,
+      foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
+      probe: (terminal) =>
+        Effect.succeed({
+          _tag: "Snapshot",
+          pgid: terminal.shellPid,
+          members: [terminal.shellPid],
+          waitingOnTerminal: false,
+          readCalls: undefined
+        }),
+      processTree: () => Effect.succeed([])
+    })
+  )
+)
+
+/**
+ * The whole service over scripted shells: no sandbox, an empty host environment, tasks in memory.
+ *
+ * @since 0.1.0
+ */
+export const layerService = (
+  config: TerminalConfig.TerminalConfigInput = {}
+): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | ProcessInspector, InvalidConfig> =>
+  PtyService.layerConfig({ shell: "scripted-shell", ...config }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      layer,
+      EnvPolicy.layer({ host: {}, cwd: "/" }),
+      TaskRuntime.layer,
+      Sandbox.layerNone
+    ))
+  )

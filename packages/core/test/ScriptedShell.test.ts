@@ -1,0 +1,48 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { OwnerId, SessionId } from "../src/Ids.js"
+import * as PtyService from "../src/PtyService.js"
+import * as ScriptedShell from "../src/ScriptedShell.js"
+
+const owner = OwnerId.make("owner")
+
+const openShell = Effect.gen(function*() {
+  const service = yield* PtyService.PtyService
+  const opened = yield* service.open(owner, {})
+  const id = SessionId.make(opened.sessionId)
+  return { service, id, send: (text: string) => service.send(owner, id, { text }) }
+})
+
+describe("the service over scripted shells (no kernel, no shell)", () => {
+  it.scopedLive("a line settles by its prompt with the output between and the exit status", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell
+      expect(yield* send("true")).toMatchObject({ waitReason: "prompt", exitCode: 0, output: "" })
+      expect(yield* send("exit-status 3")).toMatchObject({ waitReason: "prompt", exitCode: 3, output: "" })
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+
+  it.scopedLive("one send at a time: a second send while one is in flight fails with SendActive", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell
+      const first = yield* Effect.fork(send("true"))
+      yield* Effect.yieldNow()
+      const second = yield* Effect.exit(send("true"))
+      expect(Exit.isFailure(second) && second.cause._tag === "Fail" ? second.cause.error._tag : undefined).toBe(
+        "SendActive"
+      )
+      expect((yield* Fiber.join(first)).waitReason).toBe("prompt")
+      expect((yield* send("true")).waitReason).toBe("prompt")
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+
+  it.scopedLive("the shell ending is the session's exit", () =>
+    Effect.gen(function*() {
+      const { send, service, id } = yield* openShell
+      expect((yield* send("exit")).waitReason).toBe("session_exit")
+      const after = yield* Effect.exit(service.send(owner, id, { text: "true" }))
+      expect(Exit.isFailure(after) && after.cause._tag === "Fail" ? after.cause.error._tag : undefined).toBe(
+        "SessionExited"
+      )
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+})
