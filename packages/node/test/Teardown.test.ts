@@ -98,14 +98,15 @@ describe("sweep identity (scripted /proc)", () => {
         { pid: 101, ppid: 100, pgid: 100, sid: 100, start: 20, state: "S" },
         { pid: 102, ppid: 101, pgid: 100, sid: 100, start: 30, state: "S" }
       ])
-      // TERM to the deepest (102) makes 101 exit and its pid go to an unrelated new process
-      world.hooks.set("102:SIGTERM", () => {
+      // The signal to the deepest (102: no TERM handler, so KILL at once) makes 101 exit and its pid go to an
+      // unrelated new process
+      world.hooks.set("102:SIGKILL", () => {
         world.table.get(102)!.state = "Z"
         world.table.set(101, { pid: 101, ppid: 1, pgid: 101, sid: 101, start: 999, state: "S" })
       })
       const report = yield* sweepWith(world.env, 100, { graceMs: 100, includeRoot: true })
       expect(world.sent.filter(([pid]) => pid === 101)).toEqual([])
-      expect(world.sent.filter(([pid]) => pid === 102)).toEqual([[102, "SIGTERM"]])
+      expect(world.sent.filter(([pid]) => pid === 102)).toEqual([[102, "SIGKILL"]])
       expect(world.table.get(101)?.state).toBe("S")
       expect(report).toEqual({ containment: "sweep", signalled: 1, survivors: [] })
     }))
@@ -134,7 +135,8 @@ describe("sweep identity (scripted /proc)", () => {
         { pid: 106, ppid: 104, pgid: 100, sid: 100, start: 42, state: "Z" }
       ])
       const report = yield* sweepWith(world.env, 100, { graceMs: 100, includeRoot: true, rootStartTime: 10 })
-      expect(world.sent.map(([pid]) => pid).sort()).toEqual([104, 105, 105])
+      // Neither handles TERM (105 ignores it): one KILL each.
+      expect(world.sent.sort()).toEqual([[104, "SIGKILL"], [105, "SIGKILL"]])
       expect(world.sent.filter(([pid]) => pid === 100 || pid === 106)).toEqual([])
       expect(report).toEqual({ containment: "sweep", signalled: 2, survivors: [] })
     }))
@@ -181,6 +183,23 @@ describe("sweep identity (scripted /proc)", () => {
       const report = yield* sweepWith(world.env, 100, { graceMs: 50, includeRoot: false })
       expect(world.sent).toEqual([[110, "SIGTERM"], [110, "SIGKILL"]])
       expect(report).toEqual({ containment: "sweep", signalled: 1, survivors: [] })
+    }))
+
+  it.live("TERMs only the processes that handle it; the rest are KILLed at once, each signal sent once", () =>
+    Effect.gen(function*() {
+      const world = fakeWorld(SELF, [
+        parent,
+        self,
+        { pid: 100, ppid: SELF, pgid: 100, sid: 100, start: 10, state: "S" },
+        { pid: 110, ppid: 100, pgid: 100, sid: 100, start: 60, state: "S", term: "handled" },
+        { pid: 111, ppid: 100, pgid: 100, sid: 100, start: 61, state: "S" },
+        { pid: 112, ppid: 100, pgid: 100, sid: 100, start: 62, state: "S", term: "ignored" }
+      ])
+      const report = yield* sweepWith(world.env, 100, { graceMs: 50, includeRoot: true })
+      // 111 and 112 go before the grace of the handler (110) starts; the root (no handler) goes last.
+      expect(world.sent.slice(0, 3).sort()).toEqual([[110, "SIGTERM"], [111, "SIGKILL"], [112, "SIGKILL"]])
+      expect(world.sent.slice(3)).toEqual([[110, "SIGKILL"], [100, "SIGKILL"]])
+      expect(report).toEqual({ containment: "sweep", signalled: 3, survivors: [] })
     }))
 })
 

@@ -171,6 +171,7 @@ const MODULES = [
   "Teardown.ts",
   "internal/cgroup.ts",
   "internal/hostExit.ts",
+  "internal/procFs.ts",
   "internal/procTable.ts",
   "internal/sweep.ts",
   "internal/treeTracker.ts"

@@ -1,5 +1,6 @@
 import type { ProcessInspector } from "@agent-terminal/core"
 import * as fs from "node:fs"
+import { isProcError, makeProcFs } from "./procFs.js"
 
 type ProcessInfo = ProcessInspector.ProcessInfo
 
@@ -24,12 +25,12 @@ export type Signaller = (pid: number, signal: TreeSignal) => void
 /** The process table at one instant, by pid. */
 export type ProcTable = ReadonlyMap<number, ProcessInfo>
 
-const readText = (file: string): string | undefined => {
-  try {
-    return fs.readFileSync(file, "latin1")
-  } catch {
-    return undefined
-  }
+/** One reader with its scratch buffer: no `fstat` and no allocation per read (a sweep makes hundreds). */
+const procFs = makeProcFs()
+
+const readText = (path: string): string | undefined => {
+  const text = procFs.readText(path)
+  return isProcError(text) ? undefined : text
 }
 
 /** The real `/proc`. */
@@ -41,9 +42,9 @@ export const nodeProcReader: ProcReader = {
       return []
     }
   },
-  stat: (pid) => readText(`/proc/${pid}/stat`),
-  status: (pid) => readText(`/proc/${pid}/status`),
-  environ: (pid) => readText(`/proc/${pid}/environ`)
+  stat: (pid) => readText(`${pid}/stat`),
+  status: (pid) => readText(`${pid}/status`),
+  environ: (pid) => readText(`${pid}/environ`)
 }
 
 /** `process.kill` that swallows ESRCH/EPERM: the target vanished or is not ours to signal. */

@@ -55,6 +55,7 @@ export interface EngineOptions {
 
 const POLL_MS = 10
 const SETTLE_POLL_MS = 5
+const FIRST_SETTLE_POLL_MS = 2
 
 /** A guard built from individual stat reads (for scans that do not read the whole table). */
 export const guardFromReader = (env: TreeEnv, exclude?: ReadonlyArray<number>): Guard =>
@@ -68,8 +69,10 @@ export const guardFromReader = (env: TreeEnv, exclude?: ReadonlyArray<number>): 
   )
 
 /**
- * Children first: TERM the children (deepest first), wait only while one of them handles TERM, KILL what
- * is left (or run `finish`), then the same for the root; every signal is fenced by the target's identity.
+ * Children first: TERM the children that handle TERM (deepest first) and KILL the rest at once (for them
+ * TERM would end the same way, one signal and one rescan later), wait only while one of them handles TERM,
+ * KILL what is left (or run `finish`), then the same for the root. Every signal is fenced by the target's
+ * identity, and each process gets each signal once.
  */
 export const terminateTree = (
   env: TreeEnv,
@@ -79,17 +82,34 @@ export const terminateTree = (
 ): Effect.Effect<PtyBackend.TeardownReport> =>
   Effect.gen(function*() {
     const signalled = new Set<number>()
-    const termed = new Set<string>()
+    const sent = new Set<string>()
+    const handlers = new Map<string, boolean>()
+    const identity = (info: ProcessInfo) => `${info.pid}:${info.startTime}`
+    /** Whether it is worth waiting for this process to act on TERM (read once per process). */
+    const handles = (info: ProcessInfo): boolean => {
+      const key = identity(info)
+      let known = handlers.get(key)
+      if (known === undefined) {
+        known = handlesTerm(env.reader, info.pid)
+        handlers.set(key, known)
+      }
+      return known
+    }
     const send = (info: ProcessInfo, signal: TreeSignal, isRoot: boolean) => {
+      const key = `${identity(info)}:${signal}`
+      if (sent.has(key)) return
+      sent.add(key)
       if (!identityHolds(env.reader, info.pid, info.startTime)) return
       env.signal(info.pid, signal)
       if (!isRoot) signalled.add(info.pid)
     }
     const term = (infos: ReadonlyArray<ProcessInfo>, isRoot: boolean) => {
       for (const info of deepestFirst(infos)) {
-        const key = `${info.pid}:${info.startTime}`
-        if (termed.has(key)) continue
-        termed.add(key)
+        if (!handles(info)) {
+          // With no finish step (cgroup.kill) to come, the KILL is due now; otherwise the finish ends it.
+          if (options.finish === undefined) send(info, "SIGKILL", isRoot)
+          continue
+        }
         send(info, "SIGTERM", isRoot)
         if (info.state === "T") send(info, "SIGCONT", isRoot)
       }
@@ -102,9 +122,11 @@ export const terminateTree = (
       Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + options.settleMs
         let view = from ?? scan()
-        while (targets(view, withRoot).length > 0 && (yield* Clock.currentTimeMillis) < deadline) {
+        for (let round = 0; targets(view, withRoot).length > 0; round++) {
+          if ((yield* Clock.currentTimeMillis) >= deadline) break
           for (const info of targets(view, withRoot)) send(info, "SIGKILL", info === view.root)
-          yield* Effect.sleep(SETTLE_POLL_MS)
+          // Most KILLed processes are gone within a couple of milliseconds: look early once, then poll.
+          yield* Effect.sleep(round === 0 ? FIRST_SETTLE_POLL_MS : SETTLE_POLL_MS)
           view = scan()
         }
         return view
@@ -131,15 +153,21 @@ export const terminateTree = (
     if (options.graceMs > 0) {
       view = yield* graceWhile(
         options.graceMs,
-        (current) => current.children.some((info) => handlesTerm(env.reader, info.pid)),
+        (current) => current.children.some(handles),
         (current) => term(current.children, false)
       )
     }
-    if (options.finish === undefined) view = yield* settle(false, view)
+    if (options.finish === undefined) {
+      // A root that would not act on TERM gets its KILL right after its descendants' (still children first),
+      // and one rescan verifies them all.
+      const rootNext = view ?? scan()
+      const rootToo = options.includeRoot && rootNext.root !== undefined && !handles(rootNext.root)
+      view = yield* settle(rootToo, rootNext)
+    }
     if (options.includeRoot && options.rootGraceMs > 0) {
       view = yield* graceWhile(
         options.rootGraceMs,
-        (current) => current.root !== undefined && handlesTerm(env.reader, current.root.pid),
+        (current) => current.root !== undefined && handles(current.root),
         (current) => {
           term(current.children, false)
           if (current.root !== undefined) term([current.root], true)
@@ -214,8 +242,11 @@ export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Eff
       }
       return found
     }
+    // The table read to build the guard is fresh enough for the first scan (a full read is the costly part).
+    let fresh: ProcTable | undefined = first
     const scan = (): TreeView => {
-      const table = readTable(env.reader)
+      const table = fresh ?? readTable(env.reader)
+      fresh = undefined
       capture(tracker, table, guard)
       if (marked(table)) capture(tracker, table, guard)
       const children: Array<ProcessInfo> = []
