@@ -112,6 +112,15 @@ export const statusOf = (session: SessionRuntime): SessionStatus =>
     ? { _tag: "running" }
     : { _tag: "exited", exitCode: session.exit.exitCode, signal: session.exit.signal }
 
+/** How much output is parsed before the reader lets the event loop read more (see `startReader`). */
+const SLICE_BYTES = 16 * 1024
+
+/** One turn of the event loop, its I/O polled. */
+const ioTurn = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
 /**
  * Wire a spawned process to its emulator: the single reader feeds every chunk to the emulator (which
  * fires markers and queues query answers), writes the answers back, and wakes the waiters. Forked into
@@ -123,21 +132,36 @@ export const startReader = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { activity, emulator, process } = session
+    /** The answers to the queries parsed so far go back to the program; waiters wake. */
+    const publish = Effect.suspend(() => {
+      activity.lastOutputAt = Date.now()
+      if (replies.length === 0) return Effect.sync(() => activity.notify())
+      const answer = replies.join("")
+      replies.length = 0
+      activity.repliedAt = Date.now()
+      return Effect.zipRight(process.write(answer), Effect.sync(() => activity.notify()))
+    })
     const loop = Effect.gen(function*() {
+      let sinceTurn = 0
       while (true) {
         const [chunks, done] = yield* process.output.takeAll
         for (const chunk of chunks) {
-          emulator.write(chunk)
-          activity.bytes += chunk.length
+          for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+            const piece = at === 0 && chunk.length <= SLICE_BYTES ? chunk : chunk.subarray(at, at + SLICE_BYTES)
+            emulator.write(piece)
+            activity.bytes += piece.length
+            sinceTurn += piece.length
+            if (sinceTurn >= SLICE_BYTES) {
+              // Let the event loop read the pty between slices: a program writing fast keeps writing while
+              // its output is parsed here, instead of blocking on a full pty buffer until the batch is done.
+              sinceTurn = 0
+              yield* publish
+              yield* ioTurn
+            }
+          }
         }
-        if (chunks.length > 0) activity.lastOutputAt = Date.now()
-        if (replies.length > 0) {
-          const answer = replies.join("")
-          replies.length = 0
-          activity.repliedAt = Date.now()
-          yield* process.write(answer)
-        }
-        activity.notify()
+        if (chunks.length > 0) yield* publish
+        else activity.notify()
         if (done) return
       }
     })
