@@ -262,7 +262,7 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
           const wait = Deferred.await(entry.done)
           yield* options.timeoutMs === undefined
             ? wait
-            : wait.pipe(Effect.timeoutOption(Duration.millis(options.timeoutMs)))
+            : wait.pipe(Effect.interruptible, Effect.timeoutOption(Duration.millis(options.timeoutMs)))
         }
         return view(entry, true)
       })

@@ -142,7 +142,8 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
           done ? Effect.void : Effect.sync(() => {
             if (isOpen()) socket!.destroy()
           }).pipe(
-            Effect.zipRight(Deferred.await(exited)),
+            // Interruptible, or the timeout could not end the wait inside a finalizer.
+            Effect.zipRight(Effect.interruptible(Deferred.await(exited))),
             Effect.timeout(EXIT_GRACE_MS),
             Effect.catchAll(() =>
               Effect.sync(() => {

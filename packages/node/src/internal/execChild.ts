@@ -140,7 +140,9 @@ export const spawnChild = (
     const tracked = yield* container.track(pid)
     yield* Effect.addFinalizer(() =>
       tracked.terminate.pipe(
-        Effect.zipRight(Deferred.await(closed).pipe(Effect.timeout(KILL_DRAIN_MS), Effect.ignore)),
+        Effect.zipRight(
+          Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(KILL_DRAIN_MS), Effect.ignore)
+        ),
         Effect.ensuring(Effect.sync(() => {
           child.stdin?.destroy()
           child.stdout?.destroy()
@@ -195,9 +197,11 @@ export const spawnChild = (
       },
       activity,
       ended: Deferred.await(exited).pipe(
-        Effect.tap(() => Deferred.await(closed).pipe(Effect.timeout(EXIT_DRAIN_MS), Effect.ignore))
+        Effect.tap(() =>
+          Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(EXIT_DRAIN_MS), Effect.ignore)
+        )
       ),
-      drained: Deferred.await(closed).pipe(Effect.timeout(KILL_DRAIN_MS), Effect.ignore),
+      drained: Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(KILL_DRAIN_MS), Effect.ignore),
       input,
       freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
         frozen = true

@@ -184,7 +184,7 @@ export const spawnPty = (
       transcript,
       activity,
       ended: Deferred.await(drained),
-      drained: Deferred.await(drained).pipe(Effect.timeout(1000), Effect.ignore),
+      drained: Deferred.await(drained).pipe(Effect.interruptible, Effect.timeout(1000), Effect.ignore),
       input,
       freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
         frozen = true

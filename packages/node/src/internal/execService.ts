@@ -121,7 +121,7 @@ export const make: Effect.Effect<
       const report = yield* run.started.terminate
       const exit = Option.isSome(status)
         ? status
-        : yield* run.started.ended.pipe(Effect.timeout(500), Effect.option)
+        : yield* run.started.ended.pipe(Effect.interruptible, Effect.timeout(500), Effect.option)
       yield* run.started.drained
       run.outcome = {
         reason,
