@@ -3,9 +3,10 @@
  * `PtyService.send`, against the raw node-pty floor (interleaved in blocks, so drift on a shared machine
  * hits both alike), tmux (capture-pane polling and wait-for) and pexpect.
  */
+import { Ids, PtyService, ScriptedShell } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import type { Group, RunOptions } from "./Harness.js"
-import { guard, openShell, promise, size, tally, timed, withTerminal } from "./Harness.js"
+import { guard, openShell, owner, promise, size, tally, timed, withTerminal } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { allMet, compare, distribution, skipped } from "./Metric.js"
 import * as Peers from "./Peers.js"
@@ -120,6 +121,41 @@ const pexpectRows = (options: RunOptions) =>
     ] satisfies Array<Metric>
   })
 
+/**
+ * The service's own cost per send, with no kernel and no shell: `PtyService` over `ScriptedShell` (the
+ * emulator, the readiness engine and the Effect runtime included; the output delivered one event-loop turn
+ * after the write). Warmed up first: the steady state of a long-running process.
+ */
+const inMemory = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const service = yield* PtyService.PtyService
+    const opened = yield* service.open(owner, { name: "in-memory" })
+    const id = Ids.SessionId.make(opened.sessionId)
+    const warmup = size(options, 5000, 1000)
+    for (let i = 0; i < warmup; i++) yield* service.send(owner, id, { text: "true" })
+    const blocks = 5
+    const perBlock = size(options, 2000, 400)
+    const cpu: Array<number> = []
+    for (let block = 0; block < blocks; block++) {
+      const before = Proc.selfCpuMs()
+      for (let i = 0; i < perBlock; i++) yield* service.send(owner, id, { text: "true" })
+      cpu.push((Proc.selfCpuMs() - before) * 1000 / perBlock)
+    }
+    options.progress(`roundtrip: in memory ${blocks * perBlock} sends`)
+    yield* service.close(owner, id)
+    return [{
+      name: "roundtrip.true.in-memory",
+      group,
+      kind: "ours",
+      unit: "µs CPU/send",
+      ...distribution(cpu),
+      compared: [],
+      notes: [
+        `PtyService over ScriptedShell (no kernel, no shell): this process's CPU per send, median of ${blocks} blocks of ${perBlock} after ${warmup} warm-up sends`
+      ]
+    }] satisfies Array<Metric>
+  }).pipe(Effect.scoped, Effect.provide(ScriptedShell.layerService()))
+
 const ourRow = { name: "roundtrip.true", group, unit: "ms" }
 const TARGET = "median ≤ 1 ms, ≤ 5 × the raw floor, faster than tmux (capture-pane polling)"
 
@@ -179,10 +215,14 @@ export const roundTrip: Group = {
           ]
         })
       )
+      const memory = yield* guard(
+        [{ name: "roundtrip.true.in-memory", group, unit: "µs CPU/send" }],
+        inMemory(options)
+      )
       const tmux = yield* guard([{ name: "roundtrip.true.tmux-poll", group, unit: "ms" }], tmuxRows(options))
       const pexpect = yield* guard([{ name: "roundtrip.true.pexpect", group, unit: "ms" }], pexpectRows(options))
       const [ours, floor] = measured
-      if (ours === undefined || ours.value === null) return [...measured, ...tmux, ...pexpect]
+      if (ours === undefined || ours.value === null) return [...measured, ...memory, ...tmux, ...pexpect]
       const poll = tmux.find((row) => row.name === "roundtrip.true.tmux-poll")
       const comparisons = [
         ...ours.compared,
@@ -197,6 +237,7 @@ export const roundTrip: Group = {
       return [
         { ...ours, compared: comparisons, target: { text: TARGET, met: allMet(checks) } },
         ...measured.slice(1),
+        ...memory,
         ...tmux,
         ...pexpect
       ]
