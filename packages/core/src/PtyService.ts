@@ -98,7 +98,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       signal: SignalName
     ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited>
     /**
-     * Stop the session's send in flight (the same as interrupting the fiber that runs it): a cancel that wins
+     * Stop the session's send in flight (as if the fiber that runs it were interrupted): a cancel that wins
      * before the write means the input is never written; otherwise the write lands, unread input is
      * dropped, and the terminal's foreground group gets a real `SIGINT` (not `\x03`: programs that turned
      * `ISIG` off stop too). Returns once the signal is delivered and the session's send slot is free. The

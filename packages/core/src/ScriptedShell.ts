@@ -44,7 +44,8 @@ const prompt = (nonce: string, status: number) =>
 
 /**
  * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
- * 0, or the number after `exit-status ` (`exit-status 3`); `exit` ends the process.
+ * 0, or the number after `exit-status ` (`exit-status 3`); `block` runs until a SIGINT to the shell's group
+ * (then status 130, as bash reports it); `exit` ends the process.
  *
  * @since 0.1.0
  */
@@ -55,6 +56,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
     const exited = yield* Deferred.make<ExitStatus>()
     let pending = ""
     let ended = false
+    let blocked = false
     const emit = (text: string) => {
       setImmediate(() => {
         if (!ended) output.unsafeOffer(encoder.encode(text))
@@ -67,8 +69,13 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       Deferred.unsafeDone(exited, Exit.succeed(status))
     }
     const run = (line: string): string => {
+      const started = `${line}\r\n${ShellMarkers.encode("C", nonce)}`
+      if (line.trim() === "block") {
+        blocked = true
+        return started
+      }
       const asked = /^exit-status (\d+)$/.exec(line.trim())
-      return `${line}\r\n${ShellMarkers.encode("C", nonce)}${prompt(nonce, asked ? Number(asked[1]) : 0)}`
+      return `${started}${prompt(nonce, asked ? Number(asked[1]) : 0)}`
     }
     emit(prompt(nonce, 0))
     const pid = nextPid++
@@ -82,6 +89,8 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
         Effect.sync(() => {
           if (ended) return
           pending += typeof data === "string" ? data : new TextDecoder().decode(data)
+          // A running command does not read: what is typed waits (and a SIGINT flushes it, as a tty does).
+          if (blocked) return
           let answer = ""
           for (let cr = pending.indexOf("\r"); cr !== -1; cr = pending.indexOf("\r")) {
             const line = pending.slice(0, cr)
@@ -92,6 +101,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
               return
             }
             answer += run(line)
+            if (blocked) break
           }
           if (answer !== "") emit(answer)
         }),
@@ -103,7 +113,16 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       resize: () => Effect.void,
       pause: Effect.void,
       resume: Effect.void,
-      signalGroup: () => Effect.succeed(false),
+      signalGroup: (pgid, signal) =>
+        Effect.sync(() => {
+          if (ended || pgid !== pid) return false
+          if (signal === "SIGINT" && blocked) {
+            blocked = false
+            pending = ""
+            emit(`^C\r\n${prompt(nonce, 130)}`)
+          }
+          return true
+        }),
       terminate: Effect.sync(() => {
         end({ exitCode: null, signal: "SIGKILL" })
         return { containment: "sweep" as const, signalled: 0, survivors: [] }

@@ -36,6 +36,26 @@ describe("the service over scripted shells (no kernel, no shell)", () => {
       expect((yield* send("true")).waitReason).toBe("prompt")
     }).pipe(Effect.provide(ScriptedShell.layerService())))
 
+  it.scopedLive("cancel: the send ends interrupted, its caller's fiber goes on, the command got a SIGINT", () =>
+    Effect.gen(function*() {
+      const { id, send, service } = yield* openShell
+      const running = yield* Effect.fork(
+        Effect.exit(send("block")).pipe(Effect.map((exit) => ({ exit, after: "went on" })))
+      )
+      // A cancel with no send in flight does nothing: repeat it until the send has started and is stopped.
+      let cancelled = yield* service.cancel(owner, id)
+      while (!cancelled.cancelled) {
+        yield* Effect.yieldNow()
+        cancelled = yield* service.cancel(owner, id)
+      }
+      expect(cancelled).toMatchObject({ cancelled: true, written: true })
+      expect(cancelled.signalled.length).toBe(1)
+      const { after, exit } = yield* Fiber.join(running)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(after).toBe("went on")
+      expect(yield* send("exit-status 0")).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+
   it.scopedLive("the shell ending is the session's exit", () =>
     Effect.gen(function*() {
       const { send, service, id } = yield* openShell

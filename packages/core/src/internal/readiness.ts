@@ -7,7 +7,7 @@ import type { Probe, ProcessInspector } from "../ProcessInspector.js"
 import type { WaitReason } from "../Session.js"
 import * as StdinEvidence from "../StdinEvidence.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
-import type { SessionRuntime } from "./session.js"
+import type { CancelSignal, SessionRuntime } from "./session.js"
 import { commandStart, continuationAfter, promptAfter } from "./shellState.js"
 
 /** How a send ended: the reason, where its output ends, and what the prompt reported. */
@@ -16,6 +16,8 @@ export interface Settled {
   readonly end: Emulator.Position
   readonly exitCode?: number | undefined
   readonly continuation?: boolean
+  /** The send was cancelled while it waited: it ends interrupted (`reason` is only a placeholder). */
+  readonly cancelled?: boolean
 }
 
 /** The facts of one send the tiers look at. */
@@ -41,6 +43,8 @@ export interface Watch {
   readonly capture: Emulator.Capture
   /** The input leaves the shell's command line open (keys or text without Enter): the shell reading on is the answer. */
   readonly lineOpen?: boolean
+  /** A cancel of the send ends the wait (`Settled.cancelled`). */
+  readonly cancel?: CancelSignal | undefined
   /**
    * The input is one command line, Enter at its end, written to a shell at its prompt: the shell starting a
    * command (its `C` marker) proves all of it was consumed, so no probe before the write is needed.
@@ -105,6 +109,7 @@ type PromptLook =
   /** Our prompt, complete and under the cursor; whether the shell holds the foreground is not checked yet. */
   | { readonly _tag: "prompt"; readonly settled: Settled; readonly commandStarted: boolean }
   | { readonly _tag: "continuation"; readonly settled: Settled }
+  | { readonly _tag: "cancelled"; readonly settled: Settled }
 
 const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
   const { session } = watch
@@ -201,6 +206,7 @@ const promptFirst = (watch: Watch, progress: PromptProgress) =>
         clearTimeout(deadline)
         if (pause !== undefined) clearImmediate(pause)
         unlisten()
+        unlistenCancel()
       }
       const finish = (look: PromptLook) => {
         if (finished) return
@@ -238,7 +244,9 @@ const promptFirst = (watch: Watch, progress: PromptProgress) =>
           clearTimeout(timer)
           if (!decided() && pause === undefined) pauseFrom(session.activity.bytes)
         }
+      if (watch.cancel?.cancelled === true) return resume(Effect.succeed(cancelledLook(watch)))
       const unlisten = session.activity.listen(onChange)
+      const unlistenCancel = watch.cancel?.listen(() => finish(cancelledLook(watch))) ?? (() => {})
       if (decided()) return
       if (watch.shellLine === true) {
         deadline = setTimeout(quiet, until - Date.now())
@@ -248,7 +256,7 @@ const promptFirst = (watch: Watch, progress: PromptProgress) =>
     }),
     (look): Effect.Effect<Settled | undefined> => {
       if (look._tag === "none") return Effect.succeed(undefined)
-      if (look._tag === "continuation") return Effect.succeed(look.settled)
+      if (look._tag === "continuation" || look._tag === "cancelled") return Effect.succeed(look.settled)
       return Effect.map(shellInForeground(watch.inspector, watch.session), (held) => held ? look.settled : undefined)
     }
   )
@@ -378,6 +386,17 @@ const exitTier = (watch: Watch) =>
     Effect.map((): Settled => ({ reason: "session_exit", end: watch.session.emulator.cursor() }))
   )
 
+const cancelledAt = (watch: Watch): Settled => ({
+  reason: "timeout",
+  end: watch.session.emulator.cursor(),
+  cancelled: true
+})
+
+const cancelledLook = (watch: Watch): PromptLook => ({ _tag: "cancelled", settled: cancelledAt(watch) })
+
+/** A cancel of the send, as a tier: it ends the race with `Settled.cancelled`. */
+const cancelTier = (watch: Watch, cancel: CancelSignal) => Effect.map(cancel.await, () => cancelledAt(watch))
+
 /**
  * The readiness race: every tier runs as its own fiber; the first decisive one wins and the others are
  * interrupted. A shell's quick command is settled before the race (`promptFirst`), which then starts
@@ -394,6 +413,7 @@ export const settle = (watch: Watch): Effect.Effect<Settled> => {
       stdinTier(watch, { probeAtOnce: first })
     ]
     if (watch.session.nonce !== undefined) tiers.unshift(promptTier(watch, progress))
+    if (watch.cancel !== undefined) tiers.unshift(cancelTier(watch, watch.cancel))
     return Effect.raceAll(tiers)
   }
   if (!first) return race()

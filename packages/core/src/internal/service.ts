@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -36,7 +35,7 @@ import { interruptForeground as interruptSend } from "./interrupt.js"
 import type { Settled, Watch } from "./readiness.js"
 import { settle, settleBackground } from "./readiness.js"
 import type { SendProgress, SessionRuntime } from "./session.js"
-import { Activity, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
+import { Activity, CancelSignal, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
 
 type Entry =
@@ -158,6 +157,9 @@ const holdsScreen = (runtime: SessionRuntime, settled: Settled): boolean => {
   return modes.alternateScreen || (modes.applicationCursor && settled.reason === "stdin_read")
 }
 
+/** Fails as an interruption once the send is cancelled (raced against a wait that is not a listener). */
+const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRight(cancel.await, Effect.interrupt)
+
 /** Build the service in the current scope; closing that scope closes every session. */
 export const make: Effect.Effect<
   Context.Tag.Service<typeof PtyService>,
@@ -226,6 +228,7 @@ export const make: Effect.Effect<
       readonly runningAtStart: boolean
       readonly lineOpen?: boolean
       readonly shellLine?: boolean
+      readonly cancel?: CancelSignal | undefined
     }
   ): Watch => ({
     session: runtime,
@@ -385,15 +388,19 @@ export const make: Effect.Effect<
     request: SendRequest,
     input: string,
     timeoutMs: number,
-    interruptible: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity
+    interruptible: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity,
+    cancel?: CancelSignal
   ) =>
     Effect.gen(function*() {
       // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
       // the group's read counters from just before the write.
       const shellLine = runtime.type === "shell" && runtime.shell.state === "prompt" && singleLine(input)
+      const probe = inspector.probe(terminalOf(runtime))
       const before = inspector.exact && !shellLine
-        ? yield* interruptible(inspector.probe(terminalOf(runtime)))
+        ? yield* interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel)))
         : undefined
+      // A cancel that won before the write: nothing is written, the send ends interrupted.
+      if (cancel?.cancelled === true) return yield* Effect.interrupt
       const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
       const baseline = runtime.shell.seq
       const runningAtStart = runtime.shell.state === "running"
@@ -409,7 +416,8 @@ export const make: Effect.Effect<
         baseline,
         runningAtStart,
         lineOpen: runtime.type === "shell" && leavesLineOpen(input),
-        shellLine
+        shellLine,
+        cancel
       })
       return { watch, capture, baseline, started }
     })
@@ -421,11 +429,18 @@ export const make: Effect.Effect<
   }
 
   /**
-   * A foreground send. Interrupting it is the cancel: before the write nothing is written; once the write
-   * has begun it lands whole, and then the foreground group gets a real SIGINT before the interruption
-   * completes (so the send's slot is held until the signal is delivered).
+   * A foreground send, run in its caller's fiber. Interrupting that fiber, or `cancel` (a signal its waits
+   * listen to), stops it: before the write nothing is written; once the write has begun it lands whole,
+   * and then the foreground group gets a real SIGINT before the send ends interrupted (so the send's slot
+   * is held until the signal is delivered).
    */
-  const runSend = (runtime: SessionRuntime, request: SendRequest, input: string, progress: SendProgress) =>
+  const runSend = (
+    runtime: SessionRuntime,
+    request: SendRequest,
+    input: string,
+    progress: SendProgress,
+    cancel: CancelSignal
+  ) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const { baseline, capture, started, watch } = yield* begin(
@@ -433,28 +448,32 @@ export const make: Effect.Effect<
           request,
           input,
           request.timeoutMs ?? config.timeoutMs,
-          restore
+          restore,
+          cancel
         )
         progress.written = true
         const unit = runtime.type === "shell" && sentAsUnit(input)
+        const stop = Effect.sync(() => runtime.emulator.finish(capture)).pipe(
+          Effect.zipRight(interruptSend(runtime, inspector)),
+          Effect.tap((interrupted) =>
+            Effect.sync(() => {
+              progress.interrupted = interrupted
+            })
+          )
+        )
         const settled: Outcome = yield* restore(
           settle(watch).pipe(
             Effect.flatMap((first): Effect.Effect<Outcome> =>
-              unit && first.continuation === true ? abandonLine(runtime, watch) : Effect.succeed(first)
+              unit && first.continuation === true && first.cancelled !== true
+                ? abandonLine(runtime, watch)
+                : Effect.succeed(first)
             )
           )
-        ).pipe(
-          Effect.onInterrupt(() =>
-            Effect.sync(() => runtime.emulator.finish(capture)).pipe(
-              Effect.zipRight(interruptSend(runtime, inspector)),
-              Effect.tap((interrupted) =>
-                Effect.sync(() => {
-                  progress.interrupted = interrupted
-                })
-              )
-            )
-          )
-        )
+        ).pipe(Effect.onInterrupt(() => stop))
+        if (settled.cancelled === true) {
+          yield* stop
+          return yield* Effect.interrupt
+        }
         const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
         const output = outputOf(runtime, request, captured, baseline)
         const text = settled.abandoned === true
@@ -478,7 +497,13 @@ export const make: Effect.Effect<
       const group = yield* inspector.foregroundGroup(terminalOf(runtime))
       yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
       const settled = yield* settle({ ...watch, baseline, runningAtStart: false, before: undefined })
-      const outcome: Outcome = { reason: settled.reason, end: settled.end, continuation: true, abandoned: true }
+      const outcome: Outcome = {
+        reason: settled.reason,
+        end: settled.end,
+        continuation: true,
+        abandoned: true,
+        ...(settled.cancelled === true ? { cancelled: true } : {})
+      }
       return outcome
     })
 
@@ -494,27 +519,30 @@ export const make: Effect.Effect<
   }
 
   /**
-   * Run a foreground send in the session's one slot, as its own fiber recorded in `activeSend`: a cancel
-   * interrupts that fiber; so does interrupting the caller (a timeout, a disconnected request). The slot is
-   * released only after the send's fiber has finished, its SIGINT included.
+   * Run a foreground send in the session's one slot, in its caller's fiber, recorded in `activeSend` with
+   * the signal a cancel raises (no fiber is forked per send); interrupting the caller (a timeout, a
+   * disconnected request) stops it too. The slot is released only after the send has finished, its SIGINT
+   * included.
    */
-  const exclusive = <A, E>(runtime: SessionRuntime, run: (progress: SendProgress) => Effect.Effect<A, E>) =>
+  const exclusive = <A, E>(
+    runtime: SessionRuntime,
+    run: (progress: SendProgress, cancel: CancelSignal) => Effect.Effect<A, E>
+  ) =>
     Effect.suspend((): Effect.Effect<A, E | SendActive> => {
       if (runtime.busy) return Effect.fail(sendActive(runtime))
       runtime.busy = true
       const progress: SendProgress = { written: false, interrupted: undefined }
+      const cancel = new CancelSignal()
       const done = Effect.unsafeMakeLatch(false)
-      const free = Effect.sync(() => {
-        if (runtime.activeSend?.done === done) runtime.activeSend = undefined
-        runtime.busy = false
-      }).pipe(Effect.zipRight(done.open))
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(Effect.fork(restore(run(progress))), (fiber) => {
-          runtime.activeSend = { fiber, progress, done }
-          // Awaited, not joined: the send's fiber references are its own (a join would merge them back).
-          return restore(Effect.flatten(Fiber.await(fiber))).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
-        })
-      ).pipe(Effect.ensuring(free))
+      runtime.activeSend = { cancel, progress, done }
+      return run(progress, cancel).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (runtime.activeSend?.done === done) runtime.activeSend = undefined
+            runtime.busy = false
+          }).pipe(Effect.zipRight(done.open))
+        )
+      )
     })
 
   const sendActive = (runtime: SessionRuntime) =>
@@ -651,14 +679,14 @@ export const make: Effect.Effect<
     const input = encodeInput(request, runtime.emulator.modes, shellReading)
     if (Either.isLeft(input)) return yield* input.left
     if (request.background === true) return yield* runBackground(owner, runtime, request, input.right)
-    return yield* exclusive(runtime, (progress) => runSend(runtime, request, input.right, progress))
+    return yield* exclusive(runtime, (progress, cancel) => runSend(runtime, request, input.right, progress, cancel))
   })
 
   const cancel = Effect.fn("PtyService.cancel")(function*(owner: OwnerId, id: SessionId) {
     const runtime = yield* lookup(owner, id)
     const active = runtime.activeSend
     if (active !== undefined) {
-      yield* Fiber.interrupt(active.fiber)
+      active.cancel.cancel()
       yield* active.done.await
       const { interrupted, written } = active.progress
       return {

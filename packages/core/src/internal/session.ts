@@ -1,7 +1,6 @@
 import { Emulator, ShellMarkers } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
@@ -88,7 +87,7 @@ export interface SessionRuntime {
   exit: ExitStatus | undefined
   closing: boolean
   activeTask: string | undefined
-  /** The foreground send in flight: interrupting its fiber is the cancel. */
+  /** The foreground send in flight, which a cancel reaches through its signal. */
   activeSend: ActiveSend | undefined
 }
 
@@ -99,11 +98,45 @@ export interface SendProgress {
   interrupted: Interrupted | undefined
 }
 
-/** A foreground send in flight: the fiber a cancel interrupts, and `done` once its slot is free again. */
+/**
+ * A cancel asked for, seen without a fiber: waits register a callback (`listen`) or await it (`await`), and
+ * the send ends interrupted once its waits have seen it.
+ */
+export class CancelSignal {
+  cancelled = false
+  readonly #listeners = new Set<() => void>()
+
+  cancel(): void {
+    if (this.cancelled) return
+    this.cancelled = true
+    for (const listener of [...this.#listeners]) listener()
+  }
+
+  /** Call `listener` on the cancel (at once if it happened already) until the returned function is called. */
+  listen(listener: () => void): () => void {
+    if (this.cancelled) {
+      listener()
+      return () => {}
+    }
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  /** Completes on the cancel. */
+  readonly await: Effect.Effect<void> = Effect.async<void>((resume) => {
+    const unlisten = this.listen(() => resume(Effect.void))
+    return Effect.sync(unlisten)
+  })
+}
+
+/**
+ * A foreground send in flight: how a cancel reaches it (it runs in its caller's fiber: the cancel is a
+ * signal its waits listen to, and the send then ends interrupted, as if its fiber had been), and `done`
+ * once its slot is free again.
+ */
 export interface ActiveSend {
-  readonly fiber: Fiber.Fiber<unknown, unknown>
+  readonly cancel: CancelSignal
   readonly progress: SendProgress
-  /** Opens once the send's slot is free again. */
   readonly done: Effect.Latch
 }
 
