@@ -453,8 +453,11 @@ export const make: Effect.Effect<
         )
         progress.written = true
         const unit = runtime.type === "shell" && sentAsUnit(input)
-        const stop = Effect.sync(() => runtime.emulator.finish(capture)).pipe(
-          Effect.zipRight(interruptSend(runtime, inspector)),
+        // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
+        const stop = Effect.suspend(() => {
+          runtime.emulator.finish(capture)
+          return interruptSend(runtime, inspector)
+        }).pipe(
           Effect.tap((interrupted) =>
             Effect.sync(() => {
               progress.interrupted = interrupted
