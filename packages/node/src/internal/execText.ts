@@ -193,7 +193,10 @@ export class TextTranscript {
       this.#open = open + text
     } else {
       let rest = open.slice(this.#column + text.length)
-      if (isLowSurrogate(rest.charCodeAt(0))) rest = rest.slice(1)
+      // The second half of a code point whose first half was just overwritten: a blank in its place (what a
+      // terminal shows of half a wide character), not a deletion, which would move every later column and
+      // make the result depend on where the output was split.
+      if (isLowSurrogate(rest.charCodeAt(0))) rest = ` ${rest.slice(1)}`
       this.#open = open.slice(0, this.#column) + text + rest
     }
     this.#column += text.length
