@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { cliBin } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
@@ -33,6 +34,15 @@ const tmux = (socket: string) => {
     )
     return shown.slice(shown.lastIndexOf(`› ${text}`))
   }
+  /**
+   * Start the console in a detached session whose pane stays after the console exits, so its last words can
+   * still be read (a console that closes its sessions and exits fast would otherwise take the server along).
+   */
+  const start = (...options: ReadonlyArray<string>) => {
+    const command = [process.execPath, cliBin, "console", ...options].join(" ")
+    run("new-session", "-d", "-s", "console", "-x", "200", "-y", "50", command)
+    run("set-option", "-w", "-t", "console", "remain-on-exit", "on")
+  }
   /** The console's process (the pane's), found once it runs. */
   const pane = () => Number(run("list-panes", "-t", "console", "-F", "#{pane_pid}").trim())
   /**
@@ -58,10 +68,12 @@ const tmux = (socket: string) => {
     try {
       execFileSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" })
     } catch {
-      // already gone: the console exited and tmux with it
+      // already gone
     }
+    // tmux 3.3 leaves its socket file behind after kill-server
+    fs.rmSync(path.join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`, socket), { force: true })
   }
-  return { run, screen, waitFor, line, pane, stop }
+  return { run, screen, waitFor, line, pane, start, stop }
 }
 
 describe("agent-terminal console driven by hand through tmux", () => {
@@ -70,17 +82,7 @@ describe("agent-terminal console driven by hand through tmux", () => {
     const t = tmux(socket)
     let consolePid: number | undefined
     try {
-      t.run(
-        "new-session",
-        "-d",
-        "-s",
-        "console",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        `${process.execPath} ${cliBin} console --idle-silence-ms 1500`
-      )
+      t.start("--idle-silence-ms", "1500")
       consolePid = t.pane()
       const started = await t.waitFor((s) => s.includes("shell-1 › "), "the console's first prompt")
       expect(started).toContain("→ terminal_open {}")
@@ -131,7 +133,7 @@ describe("agent-terminal console driven by hand through tmux", () => {
     const t = tmux(socket)
     let consolePid: number | undefined
     try {
-      t.run("new-session", "-d", "-s", "console", "-x", "200", "-y", "50", `${process.execPath} ${cliBin} console`)
+      t.start()
       consolePid = t.pane()
       await t.waitFor((s) => s.includes("shell-1 › "), "the console's first prompt")
       await t.line("echo one; echo two")

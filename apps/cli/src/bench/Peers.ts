@@ -8,6 +8,7 @@
  */
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { cleanEnv, promptMarker } from "./RawPty.js"
 
 const run = (file: string, args: ReadonlyArray<string>, options: { env?: Record<string, string> } = {}) =>
@@ -102,6 +103,10 @@ export class TmuxSession {
 
   async stop(): Promise<void> {
     await this.#tmux(["kill-server"]).catch(() => undefined)
+    // tmux 3.3 leaves its socket file behind after kill-server
+    fs.rmSync(path.join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`, this.socket), {
+      force: true
+    })
   }
 }
 
