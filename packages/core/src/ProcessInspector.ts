@@ -96,6 +96,11 @@ export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessI
     readonly processTree: (rootPid: number) => Effect.Effect<ReadonlyArray<ProcessInfo>>
     /** A process's current working directory, where the platform can tell (optional). */
     readonly cwd?: ((pid: number) => Effect.Effect<Option.Option<string>>) | undefined
+    /**
+     * Forget what the inspector keeps open for this terminal (optional): the service calls it once the
+     * session has ended.
+     */
+    readonly release?: ((terminal: TerminalRef) => Effect.Effect<void>) | undefined
   }
 >() {}
 

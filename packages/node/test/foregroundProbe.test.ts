@@ -2,8 +2,11 @@ import { ProcessInspector } from "@agent-terminal/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import { foregroundGroup, inspect } from "../src/internal/foregroundProbe.js"
 import { makeWith } from "../src/internal/linuxInspector.js"
+import { makeProcFs } from "../src/internal/procFs.js"
 import { parseEpollFdinfo } from "../src/internal/stdinWait.js"
 import type { Overlay } from "./helpers/fixtureProcFs.js"
 import { fixture, fixtureNames } from "./helpers/fixtureProcFs.js"
@@ -208,5 +211,32 @@ describe("the layer over a fixture", () => {
       expect(yield* inspector.probe(terminal)).toMatchObject({ _tag: "Miss", reason: expect.stringContaining("boom") })
       expect(yield* inspector.foregroundGroup(terminal)).toEqual(Option.none())
       expect(yield* inspector.processTree(1)).toEqual([])
+    }))
+})
+
+describe("the pinned stat of a shell (real /proc)", () => {
+  it.live("reads through one descriptor bound to its process, which reads ESRCH once it is gone; unpin closes it", () =>
+    Effect.gen(function*() {
+      const procFs = makeProcFs()
+      const openFds = () => fs.readdirSync("/proc/self/fd").length
+      const child = spawn("sleep", ["30"], { stdio: "ignore" })
+      const pid = child.pid!
+      const before = openFds()
+      const first = procFs.readPinnedStat!(pid)
+      expect(typeof first === "string" && first.startsWith(`${pid} (sleep)`)).toBe(true)
+      expect(openFds()).toBe(before + 1)
+      procFs.readPinnedStat!(pid)
+      expect(openFds()).toBe(before + 1)
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGKILL")
+      yield* Effect.promise(() => exited)
+      expect(procFs.readPinnedStat!(pid)).toMatchObject({ _tag: "ProcError", code: "ESRCH" })
+      expect(openFds()).toBe(before)
+      const again = spawn("sleep", ["30"], { stdio: "ignore" })
+      procFs.readPinnedStat!(again.pid!)
+      expect(openFds()).toBe(before + 1)
+      procFs.unpin!(again.pid!)
+      expect(openFds()).toBe(before)
+      again.kill("SIGKILL")
     }))
 })

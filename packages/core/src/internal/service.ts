@@ -330,6 +330,9 @@ export const make: Effect.Effect<
       const replies: Array<string> = []
       const emulator = makeEmulator(config, { cols, rows }, nonce, shell, replies)
       yield* Scope.addFinalizer(scope, Effect.sync(() => emulator.dispose()))
+      if (inspector.release !== undefined) {
+        yield* Scope.addFinalizer(scope, inspector.release({ shellPid: process.pid, ttyPath: process.ttyPath }))
+      }
       const runtime: SessionRuntime = {
         id,
         owner,

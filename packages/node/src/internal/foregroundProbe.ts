@@ -35,9 +35,13 @@ export const readStat = (procFs: ProcFs, pid: number): ProcResult<ProcStat> => {
 const threadsOf = (procFs: ProcFs, stat: ProcStat): ProcResult<ReadonlyArray<string>> =>
   stat.numThreads === 1 ? [String(stat.pid)] : procFs.list(`${stat.pid}/task`)
 
-/** The foreground process group of the shell's terminal, undefined when unreadable or none. */
+/**
+ * The foreground process group of the shell's terminal, undefined when unreadable or none. Read through
+ * the shell's pinned `stat` where the reader keeps one (a check made on every send).
+ */
 export const foregroundGroup = (procFs: ProcFs, shellPid: number): number | undefined => {
-  const stat = readStat(procFs, shellPid)
+  const text = procFs.readPinnedStat?.(shellPid) ?? procFs.readText(`${shellPid}/stat`)
+  const stat = isProcError(text) ? text : parseStat(text) ?? procError("EBADSTAT")
   return isProcError(stat) || stat.tpgid <= 0 ? undefined : stat.tpgid
 }
 

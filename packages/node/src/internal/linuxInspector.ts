@@ -40,6 +40,7 @@ export const makeWith = (options: {
     processTree: (rootPid) =>
       Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo))),
     cwd: (pid) =>
-      Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`))))
+      Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`)))),
+    release: (terminal) => Effect.sync(() => procFs.unpin?.(terminal.shellPid))
   })
 }

@@ -32,6 +32,13 @@ export interface ProcFs {
   readonly statPath: (path: string) => ProcResult<FileId>
   /** Bytes of the process's memory (`/proc/<pid>/mem`); a short read is an `EIO`. */
   readonly readMemory: (pid: number, address: bigint, length: number) => ProcResult<Uint8Array>
+  /**
+   * `/proc/<pid>/stat` through a descriptor kept open for that process (optional): one `pread` instead of
+   * open, read and close. It stays bound to the process it was opened for: once that process is gone it
+   * reads `ESRCH`, even if its pid was given to another one. Closed by `unpin`, and on an error.
+   */
+  readonly readPinnedStat?: ((pid: number) => ProcResult<string>) | undefined
+  readonly unpin?: ((pid: number) => void) | undefined
 }
 
 /** A `ProcError`, from a thrown node error or a code. */
@@ -124,7 +131,37 @@ export const makeProcFs = (root = "/proc"): ProcFs => {
     }
   }
 
+  const pinned = new Map<number, number>()
+  const unpin = (pid: number) => {
+    const fd = pinned.get(pid)
+    if (fd === undefined) return
+    pinned.delete(pid)
+    try {
+      fs.closeSync(fd)
+    } catch {}
+  }
+  const readPinnedStat = (pid: number): ProcResult<string> => {
+    let fd = pinned.get(pid)
+    if (fd === undefined) {
+      try {
+        fd = fs.openSync(`${root}/${pid}/stat`, "r")
+      } catch (cause) {
+        return procError(cause)
+      }
+      pinned.set(pid, fd)
+    }
+    try {
+      const n = fs.readSync(fd, scratch, 0, scratch.length, 0)
+      return scratch.toString("latin1", 0, n)
+    } catch (cause) {
+      unpin(pid)
+      return procError(cause)
+    }
+  }
+
   return {
+    readPinnedStat,
+    unpin,
     readText,
     list,
     statFd: (pid, fd) => statPath(`${root}/${pid}/fd/${fd}`),
