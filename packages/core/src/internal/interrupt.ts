@@ -36,7 +36,7 @@ export const interruptForeground = (
   Effect.gen(function*() {
     if (runtime.exit !== undefined) return { discarded: 0, signalled: [] }
     const home = runtime.process.pid
-    const terminal = { shellPid: home, ttyPath: runtime.process.ttyPath }
+    const terminal = runtime.terminal
     const discarded = yield* runtime.process.discardInput
     const signalled: Array<number> = []
     const seen = new Set<string>()

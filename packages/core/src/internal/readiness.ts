@@ -52,11 +52,6 @@ export interface Watch {
   readonly shellLine?: boolean
 }
 
-const terminalOf = (session: SessionRuntime) => ({
-  shellPid: session.process.pid,
-  ttyPath: session.process.ttyPath
-})
-
 /** Wait for the next change of the session's output after `changed` was taken, or `ms`, whichever comes first. */
 const changeOrSleep = (session: SessionRuntime, changed: number, ms: number) =>
   ms <= 0 ? Effect.void : Effect.asVoid(session.activity.changeOrSleep(changed, ms))
@@ -143,7 +138,7 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
 /** The shell holds the terminal's foreground (or, where that cannot be read, no exact tier could tell). */
 const shellInForeground = (inspector: ProcessInspector["Type"], session: SessionRuntime) =>
   Effect.map(
-    inspector.foregroundGroup(terminalOf(session)),
+    inspector.foregroundGroup(session.terminal),
     (foreground) => Option.isNone(foreground) ? !inspector.exact : foreground.value === session.process.pid
   )
 
@@ -299,7 +294,7 @@ const stdinTier = (watch: Watch, options: { readonly probeAtOnce?: boolean } = {
       if (session.activity.bytes !== seenBytes) yield* outputPause(session, probedAt + config.pollIntervalMs)
       const changed = session.activity.version
       probedAt = Date.now()
-      const probe = yield* inspector.probe(terminalOf(session))
+      const probe = yield* inspector.probe(session.terminal)
       if (watch.shellLine === true && commandStart(session.shell.since(watch.baseline)) !== undefined) {
         evidence = StdinEvidence.witness(evidence, "line_taken")
       }
@@ -323,7 +318,7 @@ const stdinTier = (watch: Watch, options: { readonly probeAtOnce?: boolean } = {
           if (session.activity.bytes - watch.bytesAtWrite <= watch.written + 2) {
             yield* Effect.sleep(Duration.millis(config.pollIntervalMs))
           }
-          const again = yield* inspector.probe(terminalOf(session))
+          const again = yield* inspector.probe(session.terminal)
           if (again._tag === "Snapshot" && again.pgid === probe.pgid && again.waitingOnTerminal) {
             return { reason: "stdin_read", end: session.emulator.cursor() } satisfies Settled
           }

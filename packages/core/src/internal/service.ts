@@ -240,8 +240,6 @@ export const make: Effect.Effect<
     ...options
   })
 
-  const terminalOf = (runtime: SessionRuntime) => ({ shellPid: runtime.process.pid, ttyPath: runtime.process.ttyPath })
-
   const terminate = (runtime: SessionRuntime) =>
     runtime.process.terminate.pipe(
       Effect.tap((report) =>
@@ -330,9 +328,8 @@ export const make: Effect.Effect<
       const replies: Array<string> = []
       const emulator = makeEmulator(config, { cols, rows }, nonce, shell, replies)
       yield* Scope.addFinalizer(scope, Effect.sync(() => emulator.dispose()))
-      if (inspector.release !== undefined) {
-        yield* Scope.addFinalizer(scope, inspector.release({ shellPid: process.pid, ttyPath: process.ttyPath }))
-      }
+      const terminal = { shellPid: process.pid, ttyPath: process.ttyPath }
+      if (inspector.release !== undefined) yield* Scope.addFinalizer(scope, inspector.release(terminal))
       const runtime: SessionRuntime = {
         id,
         owner,
@@ -341,6 +338,7 @@ export const make: Effect.Effect<
         cwd,
         nonce,
         process,
+        terminal,
         emulator,
         scope,
         shell,
@@ -398,9 +396,9 @@ export const make: Effect.Effect<
       // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
       // the group's read counters from just before the write.
       const shellLine = runtime.type === "shell" && runtime.shell.state === "prompt" && singleLine(input)
-      const probe = inspector.probe(terminalOf(runtime))
+      const probe = () => inspector.probe(runtime.terminal)
       const before = inspector.exact && !shellLine
-        ? yield* interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel)))
+        ? yield* interruptible(cancel === undefined ? probe() : Effect.raceFirst(probe(), cancelled(cancel)))
         : undefined
       // A cancel that won before the write: nothing is written, the send ends interrupted.
       if (cancel?.cancelled === true) return yield* Effect.interrupt
@@ -500,7 +498,7 @@ export const make: Effect.Effect<
   const abandonLine = (runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome> =>
     Effect.gen(function*() {
       const baseline = runtime.shell.seq
-      const group = yield* inspector.foregroundGroup(terminalOf(runtime))
+      const group = yield* inspector.foregroundGroup(runtime.terminal)
       yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
       const settled = yield* settle({ ...watch, baseline, runningAtStart: false, before: undefined })
       const outcome: Outcome = {
@@ -729,7 +727,7 @@ export const make: Effect.Effect<
     if (runtime.exit !== undefined) {
       return yield* new SessionExited({ sessionId: id, exitCode: runtime.exit.exitCode, signal: runtime.exit.signal })
     }
-    const group = yield* inspector.foregroundGroup(terminalOf(runtime))
+    const group = yield* inspector.foregroundGroup(runtime.terminal)
     if (Option.isNone(group)) {
       return yield* new SignalRefused({
         sessionId: id,

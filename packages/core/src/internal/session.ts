@@ -3,6 +3,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { OwnerId, SessionId } from "../Ids.js"
+import type { TerminalRef } from "../ProcessInspector.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
 import type { SessionStatus, SessionType } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
@@ -76,6 +77,8 @@ export interface SessionRuntime {
   readonly cwd: string
   readonly nonce: string | undefined
   readonly process: PtyProcess
+  /** The session's terminal as the inspector knows it (the shell's pid and the pty slave). */
+  readonly terminal: TerminalRef
   readonly emulator: Emulator.Emulator
   readonly scope: Scope.CloseableScope
   readonly shell: ShellState

@@ -25,12 +25,11 @@ interface Member {
 
 const miss = (reason: string): Inspection => ({ probe: { _tag: "Miss", reason }, how: undefined })
 
+const statOf = (text: ProcResult<string>): ProcResult<ProcStat> =>
+  isProcError(text) ? text : parseStat(text) ?? procError("EBADSTAT")
+
 /** `/proc/<pid>/stat`, parsed. */
-export const readStat = (procFs: ProcFs, pid: number): ProcResult<ProcStat> => {
-  const text = procFs.readText(`${pid}/stat`)
-  if (isProcError(text)) return text
-  return parseStat(text) ?? procError("EBADSTAT")
-}
+export const readStat = (procFs: ProcFs, pid: number): ProcResult<ProcStat> => statOf(procFs.readText(`${pid}/stat`))
 
 const threadsOf = (procFs: ProcFs, stat: ProcStat): ProcResult<ReadonlyArray<string>> =>
   stat.numThreads === 1 ? [String(stat.pid)] : procFs.list(`${stat.pid}/task`)
@@ -40,8 +39,9 @@ const threadsOf = (procFs: ProcFs, stat: ProcStat): ProcResult<ReadonlyArray<str
  * the shell's pinned `stat` where the reader keeps one (a check made on every send).
  */
 export const foregroundGroup = (procFs: ProcFs, shellPid: number): number | undefined => {
-  const text = procFs.readPinnedStat?.(shellPid) ?? procFs.readText(`${shellPid}/stat`)
-  const stat = isProcError(text) ? text : parseStat(text) ?? procError("EBADSTAT")
+  const stat = procFs.readPinnedStat === undefined
+    ? readStat(procFs, shellPid)
+    : statOf(procFs.readPinnedStat(shellPid))
   return isProcError(stat) || stat.tpgid <= 0 ? undefined : stat.tpgid
 }
 
