@@ -2,17 +2,12 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { openShell, TestTerminal } from "../support/terminal.js"
+import { openShell, tempDir, TestTerminal } from "../support/terminal.js"
 
 const fullScreenNote = "[a full-screen program holds the terminal: see screen]"
 
-/** A temporary directory, removed when the test's scope closes (after the session in it). */
-const scratch = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "at-output-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const scratch = tempDir("at-output-")
 
 /** A temporary git repository with `count` commits ("commit number N"), made in one `git fast-import`. */
 const repository = (count: number) => Effect.map(scratch, (dir) => commits(dir, count))

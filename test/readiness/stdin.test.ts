@@ -1,15 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { openShell, owner, TestTerminal } from "../support/terminal.js"
-
-/** A fresh temporary directory for one test, removed with its scope. */
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+import { openShell, owner, tempDir, TestTerminal } from "../support/terminal.js"
 
 layer(TestTerminal(), { excludeTestServices: true })("the stdin_read tier on real programs", (it) => {
   it.scoped("python3 REPL: started from the shell, and a line to a REPL already waiting (5)", () =>
@@ -96,7 +87,7 @@ layer(TestTerminal(), { excludeTestServices: true })("the stdin_read tier on rea
 
   it.scoped("sleep, a FIFO read and a socket wait are not stdin_read", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
+      const dir = yield* tempDir()
       const { id, send, service } = yield* openShell({ cwd: dir })
       const interrupt = Effect.zipRight(service.signal(owner, id, "SIGINT"), send("true"))
       const sleeping = yield* send("sleep 30", { idleMs: 600 })

@@ -3,6 +3,8 @@ import { NodeTerminal } from "@agent-terminal/node"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 
 /** Settings lowered for tests: short idle bound, generous timeouts (tests assert behaviour, not speed). */
 export const testConfig: TerminalConfig.TerminalConfigInput = {
@@ -47,3 +49,10 @@ export const alive = (pid: number): boolean => {
 /** The typed failure of an exit, if it failed with one. */
 export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
   Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+
+/** A temporary directory, removed when the test's scope closes (after the sessions opened in it). */
+export const tempDir = (prefix = "agent-terminal-") =>
+  Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
