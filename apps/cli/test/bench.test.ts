@@ -3,6 +3,7 @@ import { groups, select } from "../src/bench/Bench.js"
 import type { Metric } from "../src/bench/Metric.js"
 import { allMet, compare, distribution, skipped } from "../src/bench/Metric.js"
 import * as Report from "../src/bench/Report.js"
+import { RawTerminal } from "../src/bench/RawPty.js"
 import { percentile, ratio, round, summarize } from "../src/bench/Stats.js"
 
 describe("bench statistics", () => {
@@ -105,5 +106,22 @@ describe("bench rows", () => {
     const two = select(["roundtrip,repl"])
     expect(Array.isArray(two) && two.map((group) => group.name)).toEqual(["roundtrip", "repl"])
     expect(select(["nope"])).toEqual({ unknown: ["nope"] })
+  })
+})
+
+describe("bench floors", () => {
+  it("the floor with our shell integration is a real bash whose prompt carries the session's markers", async () => {
+    const terminal = RawTerminal.bashWithMarkers()
+    try {
+      await terminal.next()
+      // Waited on the prompt-end marker, never on a plain prompt text.
+      expect(terminal.defaultMarker).toMatch(/^\x1b\]\d+;B;[0-9a-f]+\x07$/)
+      expect(await terminal.roundTrip("true\r")).toBeGreaterThan(0)
+      // The hook's prompt-start marker reports the status of the command just run.
+      const failed = terminal.defaultMarker.replace(";B;", ";D;").replace("\x07", ";1\x07")
+      await terminal.roundTrip("false\r", failed, 10_000)
+    } finally {
+      await terminal.kill()
+    }
   })
 })

@@ -2,7 +2,10 @@
  * The floor: node-pty driven directly, with nothing between the pty and the loop but a search for a
  * marker in the raw bytes. What any terminal tool on node-pty pays at least.
  */
-import { EnvPolicy } from "@agent-terminal/core"
+import { EnvPolicy, ShellDialect } from "@agent-terminal/core"
+import { BashDialect } from "@agent-terminal/node"
+import { ShellMarkers } from "@agent-terminal/terminal"
+import * as Effect from "effect/Effect"
 import * as pty from "node-pty"
 
 /** The prompt of the raw bash: a tiny marker nothing else prints. */
@@ -59,6 +62,23 @@ export class RawTerminal {
     })
   }
 
+  /**
+   * Raw bash with the shell integration our sessions run (`BashDialect`: the prompt hook and its markers,
+   * exactly as a session launches it), waited on by the prompt-end marker in the raw bytes: what the
+   * integration itself costs the shell and the kernel, with none of the library's work.
+   */
+  static bashWithMarkers(options: { readonly cols?: number; readonly rows?: number } = {}): RawTerminal {
+    const nonce = "0123456789abcdef01234567"
+    const dialect = Effect.runSync(Effect.provide(ShellDialect.ShellDialect, BashDialect.layer))
+    const launch = dialect.launch({ nonce, shell: "bash" })
+    const terminal = new RawTerminal(launch.file, launch.args, { env: cleanEnv(launch.env), ...options })
+    terminal.defaultMarker = `\x1b]${ShellMarkers.OSC_NUMBER};B;${nonce}\x07`
+    return terminal
+  }
+
+  /** What `next` and `roundTrip` wait for unless told otherwise. */
+  defaultMarker = promptMarker
+
   #onData(chunk: Buffer): void {
     this.bytes += chunk.length
     const waiter = this.#waiter
@@ -89,7 +109,7 @@ export class RawTerminal {
   }
 
   /** Resolves when `marker` appears in the bytes read from now on. Arm it before writing. */
-  next(marker: string = promptMarker, timeoutMs = 30_000): Promise<void> {
+  next(marker: string = this.defaultMarker, timeoutMs = 30_000): Promise<void> {
     if (this.#waiter !== undefined) return Promise.reject(new Error("already waiting"))
     return new Promise((resolve, reject) => {
       this.#tail = Buffer.alloc(0)
@@ -107,7 +127,7 @@ export class RawTerminal {
   }
 
   /** Write `input` and wait for `marker` after it; resolves with the milliseconds it took. */
-  async roundTrip(input: string, marker: string = promptMarker, timeoutMs = 30_000): Promise<number> {
+  async roundTrip(input: string, marker: string = this.defaultMarker, timeoutMs = 30_000): Promise<number> {
     const seen = this.next(marker, timeoutMs)
     const started = performance.now()
     this.write(input)
