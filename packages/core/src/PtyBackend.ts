@@ -77,6 +77,15 @@ export interface PtyProcess {
   readonly containment: Containment
   /** Raw output bytes in order; ends (done) once the process exited and its output is drained. */
   readonly output: Mailbox.ReadonlyMailbox<Uint8Array>
+  /**
+   * Hand over through `output`, now, what the program wrote that the kernel has not delivered yet
+   * (optional). A pty's output reaches its reader through deferred work in the kernel (Linux runs it on a
+   * worker thread), so under load a program can already be blocked reading its input while the prompt it
+   * printed just before is not yet readable on our side; a read of the pty master runs that work first. After
+   * it, every byte the program wrote before the call is in `output`, in order. `false` when it could not
+   * (reading is paused for flow control, the terminal is gone): the caller waits for the output instead.
+   */
+  readonly flushOutput?: Effect.Effect<boolean> | undefined
   /** Completes when the process exits (output may still be draining). */
   readonly exited: Deferred.Deferred<ExitStatus>
   /**

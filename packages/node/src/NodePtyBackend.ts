@@ -17,7 +17,7 @@ import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { findProgram } from "./internal/executable.js"
-import { discardPendingInput, makePtyWriter } from "./internal/ptyWriter.js"
+import { discardPendingInput, makePtyWriter, readPending } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
 
@@ -100,13 +100,16 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         setImmediate(drainCheck)
       }
     }
-    const onData = terminal.onData((data: string | Buffer) => {
-      output.unsafeOffer(typeof data === "string" ? Buffer.from(data, "utf8") : data)
+    const deliver = (chunk: Uint8Array) => {
+      output.unsafeOffer(chunk)
       if (!paused && Option.getOrElse(output.unsafeSize(), () => 0) > HIGH_WATER) {
         paused = true
         terminal.pause()
         setImmediate(drainCheck)
       }
+    }
+    const onData = terminal.onData((data: string | Buffer) => {
+      deliver(typeof data === "string" ? Buffer.from(data, "utf8") : data)
     })
     const onExit = terminal.onExit(({ exitCode, signal }) => {
       Deferred.unsafeDone(exited, Effect.succeed({ exitCode: signal ? null : exitCode, signal: signalName(signal) }))
@@ -126,12 +129,22 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
     const internals = terminal as unknown as {
       readonly _pty?: string
       readonly _fd?: number
-      readonly _socket?: { readonly destroyed: boolean; readonly destroy: () => void }
+      readonly _socket?: {
+        readonly destroyed: boolean
+        readonly readableLength: number
+        readonly destroy: () => void
+      }
     }
     const ttyPath = internals._pty
     const socket = internals._socket
     const isOpen = () => socket !== undefined && !socket.destroyed
-    const writer = typeof internals._fd === "number" ? makePtyWriter(internals._fd, isOpen) : undefined
+    const fd = internals._fd
+    const writer = typeof fd === "number" ? makePtyWriter(fd, isOpen) : undefined
+    // Only while node's own reading is neither paused nor holding bytes it has not emitted yet: what is read
+    // here is then exactly the next output, and goes the same way as node-pty's.
+    const flushOutput = typeof fd === "number"
+      ? Effect.sync(() => !paused && isOpen() && socket!.readableLength === 0 && readPending(fd, deliver))
+      : undefined
 
     // The tree is dead. Whatever still holds the pty slave (a daemon that escaped the sweep, a process
     // outside the tree) would hold node-pty's exit event back until its socket times out: close our end now,
@@ -186,6 +199,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       ttyPath,
       containment: container.kind,
       output,
+      ...(flushOutput !== undefined ? { flushOutput } : {}),
       exited,
       write: (data: string | Uint8Array) =>
         writer !== undefined

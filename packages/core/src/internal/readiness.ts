@@ -63,12 +63,17 @@ const nextLoopTurn = Effect.async<void>((resume) => {
 
 /**
  * A program found waiting has written everything it will print before its wait, but those bytes may still
- * sit in the pty: let the reader take them before the send's output is cut.
+ * sit in the pty: let the reader take them before the send's output is cut. Where the backend can, they are
+ * first pulled out of the kernel (`flushOutput`), which a turn of the event loop alone does not guarantee:
+ * the kernel moves a pty's output to our side with deferred work that, under load, can run after the
+ * program is already blocked reading.
  */
 const drainOutput = (session: SessionRuntime) =>
   Effect.gen(function*() {
+    const { flushOutput } = session.process
     for (let turn = 0; turn < 8; turn++) {
       const bytes = session.activity.bytes
+      if (flushOutput !== undefined) yield* flushOutput
       yield* nextLoopTurn
       yield* Effect.yieldNow()
       if (session.activity.bytes === bytes) return

@@ -82,6 +82,31 @@ export const makePtyWriter = (fd: number, isOpen: () => boolean): PtyWriter => {
   }
 }
 
+/** At most this much is read by one `readPending` (the rest follows through node's own reads). */
+const PENDING_READS = 4
+const scratch = Buffer.allocUnsafe(64 * 1024)
+
+/**
+ * Reads what the pty master holds now, in order, handing each piece to `deliver`; `true` unless the
+ * terminal is gone. The master is `O_NONBLOCK`: with nothing to read, the kernel first runs the deferred
+ * work that moves the program's output to the master's side (`n_tty_read` flushes the port's buffer work
+ * before it answers `EAGAIN`), so everything written before the call is read by it.
+ */
+export const readPending = (fd: number, deliver: (chunk: Uint8Array) => void): boolean => {
+  for (let reads = 0; reads < PENDING_READS; reads++) {
+    let n: number
+    try {
+      n = fs.readSync(fd, scratch, 0, scratch.length, null)
+    } catch (error) {
+      // EAGAIN: nothing more is pending. Anything else (EIO once the program's side is closed): not known.
+      return codeOf(error) === "EAGAIN"
+    }
+    if (n <= 0) return true
+    deliver(Buffer.from(scratch.subarray(0, n)))
+  }
+  return true
+}
+
 /**
  * Reads and drops whatever input waits in the pty slave's queue, unread by any program — what the line
  * discipline's flush does on a real ^C. Opened `O_NOCTTY | O_NONBLOCK`: we never become its controlling

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as EnvPolicy from "../src/EnvPolicy.js"
+import { OwnerId, SessionId } from "../src/Ids.js"
+import { ProcessInspector } from "../src/ProcessInspector.js"
+import type { ExitStatus, PtyProcess } from "../src/PtyBackend.js"
+import { PtyBackend } from "../src/PtyBackend.js"
+import * as PtyService from "../src/PtyService.js"
+import * as Sandbox from "../src/Sandbox.js"
+import * as ScriptedShell from "../src/ScriptedShell.js"
+import { ShellDialect } from "../src/ShellDialect.js"
+import * as TaskRuntime from "../src/TaskRuntime.js"
+
+const owner = OwnerId.make("owner")
+const encoder = new TextEncoder()
+/** How long the "kernel" sits on the prompt when nobody pulls it out: far longer than a send takes. */
+const KERNEL_DELAY_MS = 5_000
+
+/**
+ * A REPL whose prompt, as under load on Linux, is still on its way through the kernel when the program
+ * is already blocked reading: the echo and the result arrive at once, the prompt only after
+ * `KERNEL_DELAY_MS`, unless `flushOutput` (when the backend has it) pulls it out first.
+ */
+const heldPromptRepl = (options: { readonly flush: boolean }) => {
+  const state = { readBytes: 0, readCalls: 0, pid: 0 }
+  const backend = Layer.succeed(PtyBackend, {
+    spawn: () =>
+      Effect.gen(function*() {
+        const output = yield* Mailbox.make<Uint8Array>()
+        const exited = yield* Deferred.make<ExitStatus>()
+        let held = ""
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const deliver = (text: string) => output.unsafeOffer(encoder.encode(text))
+        const release = () => {
+          clearTimeout(timer)
+          if (held !== "") deliver(held)
+          held = ""
+        }
+        setImmediate(() => deliver(">>> "))
+        state.pid = 4242
+        yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
+        const process: PtyProcess = {
+          pid: state.pid,
+          ttyPath: undefined,
+          containment: "sweep",
+          output,
+          exited,
+          ...(options.flush ? { flushOutput: Effect.sync(() => (release(), true)) } : {}),
+          write: (data) =>
+            Effect.sync(() => {
+              const line = typeof data === "string" ? data : new TextDecoder().decode(data)
+              // read at once, answered at once; the prompt printed last is the part still in the kernel
+              state.readBytes += encoder.encode(line).length
+              state.readCalls++
+              const text = line.replace(/\r$/, "")
+              setImmediate(() => deliver(`${text}\r\n${text.length}\r\n`))
+              held = ">>> "
+              timer = setTimeout(release, KERNEL_DELAY_MS)
+            }),
+          discardInput: Effect.succeed(0),
+          resize: () => Effect.void,
+          pause: Effect.void,
+          resume: Effect.void,
+          signalGroup: () => Effect.succeed(true),
+          terminate: Effect.sync(() => {
+            clearTimeout(timer)
+            output.unsafeDone(Exit.void)
+            Deferred.unsafeDone(exited, Exit.succeed({ exitCode: null, signal: "SIGKILL" }))
+            return { containment: "sweep" as const, signalled: 0, survivors: [] }
+          })
+        }
+        return process
+      })
+  })
+  // The REPL is always blocked reading its terminal; its read counters show every line it took.
+  const inspector = Layer.succeed(
+    ProcessInspector,
+    ProcessInspector.of({
+      exact: true,
+      foregroundGroup: () => Effect.succeed(Option.some(state.pid)),
+      probe: () =>
+        Effect.sync(() => ({
+          _tag: "Snapshot" as const,
+          pgid: state.pid,
+          members: [state.pid],
+          waitingOnTerminal: true,
+          readCalls: state.readCalls,
+          readBytes: state.readBytes
+        })),
+      processTree: () => Effect.succeed([])
+    })
+  )
+  const dialect = Layer.succeed(ShellDialect, {
+    name: "scripted",
+    promptText: ScriptedShell.promptText,
+    launch: ({ shell }) => ({ file: shell, args: [], env: {} })
+  })
+  // The REPL's start settles by silence (nothing was sent to it): keep that short.
+  return PtyService.layerConfig({ shell: "scripted-shell", idleSilenceMs: 100 }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      backend,
+      inspector,
+      dialect,
+      EnvPolicy.layer({ host: {}, cwd: "/" }),
+      TaskRuntime.layer,
+      Sandbox.layerNone
+    ))
+  )
+}
+
+const sendToRepl = Effect.gen(function*() {
+  const service = yield* PtyService.PtyService
+  const opened = yield* service.open(owner, { type: "command", argv: ["repl"] })
+  const id = SessionId.make(opened.sessionId)
+  return yield* service.send(owner, id, { text: "abc" })
+})
+
+describe("output still in the kernel when the program already waits", () => {
+  it.scopedLive("a backend that can flush hands over the prompt before the send settles by stdin_read", () =>
+    Effect.gen(function*() {
+      const result = yield* sendToRepl
+      expect(result.waitReason).toBe("stdin_read")
+      expect(result.output).toBe("3\n>>> ")
+    }).pipe(Effect.provide(heldPromptRepl({ flush: true }))))
+
+  it.scopedLive("without flushOutput (it is optional) the send settles on what has arrived", () =>
+    Effect.gen(function*() {
+      const result = yield* sendToRepl
+      expect(result.waitReason).toBe("stdin_read")
+      expect(result.output).toBe("3")
+    }).pipe(Effect.provide(heldPromptRepl({ flush: false }))))
+})
