@@ -106,31 +106,27 @@ const measure = (options: RunOptions) =>
     options.progress(`concurrency: floor with our shell integration ${SESSIONS} × ${sends}`)
     const m = yield* ours(sends, options)
     options.progress(`concurrency: ours ${SESSIONS} × ${sends}`)
-    const floorRow: Metric = {
-      name: "concurrency.64x.floor",
-      group,
-      kind: "baseline",
-      unit: "ms",
-      ...distribution(raw.samples),
-      compared: [],
-      notes: [`${SESSIONS} raw node-pty bash loops at once × ${sends} 'true' round trips; errors ${raw.errors}`]
-    }
-    const markedRow: Metric = {
-      name: "concurrency.64x.floor-markers",
-      group,
-      kind: "baseline",
-      unit: "ms",
-      ...distribution(marked.samples),
-      compared: [],
-      notes: [
-        `${SESSIONS} raw node-pty loops at once × ${sends}, each over bash with our shell integration (the prompt hook and its markers, launched as a session launches it), waiting for the prompt-end marker in the raw bytes: the shell's and the kernel's share of a send, none of the library's; errors ${marked.errors}`
-      ]
-    }
     const stats = distribution(m.samples)
-    const p99 = {
-      ...compare(stats.p99, { ...floorRow, value: floorRow.p99 ?? null }),
-      baseline: `${floorRow.name} p99`
-    }
+    const baseline = (name: string, run: { readonly samples: Array<number>; readonly errors: number }, what: string) =>
+      ({
+        name,
+        group,
+        kind: "baseline",
+        unit: "ms",
+        ...distribution(run.samples),
+        compared: [],
+        notes: [`${SESSIONS} raw node-pty loops at once × ${sends} 'true' round trips, ${what}; errors ${run.errors}`]
+      }) satisfies Metric
+    const floorRow = baseline("concurrency.64x.floor", raw, "each over a plain bash (`PS1='#P#'`)")
+    const markedRow = baseline(
+      "concurrency.64x.floor-markers",
+      marked,
+      "each over bash with our shell integration (the prompt hook and its markers, launched as a session launches it), waiting for the prompt-end marker in the raw bytes: the shell's and the kernel's share of a send, none of the library's"
+    )
+    const againstP99 = (row: Metric) => ({
+      ...compare(stats.p99, { ...row, value: row.p99 ?? null }),
+      baseline: `${row.name} p99`
+    })
     return [
       {
         name: "concurrency.64x",
@@ -140,9 +136,9 @@ const measure = (options: RunOptions) =>
         ...stats,
         compared: [
           compare(stats.value, floorRow),
-          p99,
+          againstP99(floorRow),
           compare(stats.value, markedRow),
-          { ...compare(stats.p99, { ...markedRow, value: markedRow.p99 ?? null }), baseline: `${markedRow.name} p99` }
+          againstP99(markedRow)
         ],
         target: {
           text: TARGET,
