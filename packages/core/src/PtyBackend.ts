@@ -78,7 +78,15 @@ export interface PtyProcess {
   /** Raw output bytes in order; ends (done) once the process exited and its output is drained. */
   readonly output: Mailbox.ReadonlyMailbox<Uint8Array>
   /**
-   * Hand over through `output`, now, what the program wrote that the kernel has not delivered yet
+   * Read the output through `sink`, synchronously as it is read, instead of through `output` (optional).
+   * Once attached, every chunk is first given to `sink`; a chunk it declines (`false`) goes to `output` as
+   * before, so the two never reorder as long as the sink declines while anything it declined is unread.
+   * `output` still ends (done) once the process exited and everything is delivered. The service parses a
+   * session's output this way in the read callback itself, without a fiber hop per chunk.
+   */
+  readonly attachSink?: ((sink: (chunk: Uint8Array) => boolean) => void) | undefined
+  /**
+   * Hand over (through the sink or `output`), now, what the program wrote that the kernel has not delivered yet
    * (optional). A pty's output reaches its reader through deferred work in the kernel (Linux runs it on a
    * worker thread), so under load a program can already be blocked reading its input while the prompt it
    * printed just before is not yet readable on our side; a read of the pty master runs that work first. After

@@ -44,8 +44,9 @@ const prompt = (nonce: string, status: number) =>
 
 /**
  * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
- * 0, or the number after `exit-status ` (`exit-status 3`); `block` runs until a SIGINT to the shell's group
- * (then status 130, as bash reports it); `exit` ends the process.
+ * 0, or the number after `exit-status ` (`exit-status 3`); `burst N P` prints the lines `1` to `N`,
+ * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `block` runs
+ * until a SIGINT to the shell's group (then status 130, as bash reports it); `exit` ends the process.
  *
  * @since 0.1.0
  */
@@ -57,11 +58,27 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
     let pending = ""
     let ended = false
     let blocked = false
-    const emit = (text: string) => {
-      setImmediate(() => {
-        if (!ended) output.unsafeOffer(encoder.encode(text))
-      })
+    let sink: ((chunk: Uint8Array) => boolean) | undefined
+    const deliver = (chunk: Uint8Array) => {
+      if (sink === undefined || !sink(chunk)) output.unsafeOffer(chunk)
     }
+    /**
+     * Delivered on the next turn of the event loop: whole, or (a flood) in pieces of `pieceBytes` and of
+     * 100 bytes alternately, one piece per turn.
+     */
+    const emit = (text: string, pieceBytes?: number) => {
+      const bytes = encoder.encode(text)
+      const next = (at: number, piece: number) => {
+        setImmediate(() => {
+          if (ended || at >= bytes.length) return
+          const size = pieceBytes === undefined ? bytes.length : piece % 2 === 0 ? pieceBytes : 100
+          deliver(bytes.subarray(at, at + size))
+          next(at + size, piece + 1)
+        })
+      }
+      next(0, 0)
+    }
+    let pieceBytes: number | undefined
     const end = (status: ExitStatus) => {
       if (ended) return
       ended = true
@@ -74,6 +91,12 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
         blocked = true
         return started
       }
+      const burst = /^burst (\d+) (\d+)$/.exec(line.trim())
+      if (burst) {
+        pieceBytes = Math.max(1, Number(burst[2]))
+        const lines = Array.from({ length: Number(burst[1]) }, (_, i) => `${i + 1}\r\n`).join("")
+        return `${started}${lines}${prompt(nonce, 0)}`
+      }
       const asked = /^exit-status (\d+)$/.exec(line.trim())
       return `${started}${prompt(nonce, asked ? Number(asked[1]) : 0)}`
     }
@@ -84,6 +107,9 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       ttyPath: undefined,
       containment: "sweep",
       output,
+      attachSink: (next) => {
+        sink = next
+      },
       exited,
       write: (data) =>
         Effect.sync(() => {
@@ -103,7 +129,8 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
             answer += run(line)
             if (blocked) break
           }
-          if (answer !== "") emit(answer)
+          if (answer !== "") emit(answer, pieceBytes)
+          pieceBytes = undefined
         }),
       discardInput: Effect.sync(() => {
         const dropped = pending.length

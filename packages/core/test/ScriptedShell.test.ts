@@ -2,9 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as EnvPolicy from "../src/EnvPolicy.js"
 import { OwnerId, SessionId } from "../src/Ids.js"
+import { PtyBackend } from "../src/PtyBackend.js"
 import * as PtyService from "../src/PtyService.js"
+import * as Sandbox from "../src/Sandbox.js"
 import * as ScriptedShell from "../src/ScriptedShell.js"
+import * as TaskRuntime from "../src/TaskRuntime.js"
 
 const owner = OwnerId.make("owner")
 
@@ -65,4 +70,52 @@ describe("the service over scripted shells (no kernel, no shell)", () => {
         "SessionExited"
       )
     }).pipe(Effect.provide(ScriptedShell.layerService())))
+})
+
+/** The scripted backend, counting what the session's output sink took and what it declined to the mailbox. */
+const countingSink = () => {
+  const counts = { taken: 0, declined: 0 }
+  const backend = Layer.succeed(PtyBackend, {
+    spawn: (request) =>
+      Effect.map(ScriptedShell.spawn(request), (process) => ({
+        ...process,
+        attachSink: (sink: (chunk: Uint8Array) => boolean) =>
+          process.attachSink!((chunk) => {
+            const taken = sink(chunk)
+            if (taken) counts.taken++
+            else counts.declined++
+            return taken
+          })
+      }))
+  })
+  const layer = PtyService.layerConfig({ shell: "scripted-shell" }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      Layer.merge(ScriptedShell.layer, backend),
+      EnvPolicy.layer({ host: {}, cwd: "/" }),
+      TaskRuntime.layer,
+      Sandbox.layerNone
+    ))
+  )
+  return { counts, layer }
+}
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1)).join("\n")
+
+describe("output read in the read callback, and through the mailbox when the sink declines", () => {
+  const { counts, layer } = countingSink()
+  it.scopedLive("a flood: pieces the sink declines go through the mailbox, and the output keeps its order", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell
+      const before = { ...counts }
+      // Pieces of 20 000 bytes (over the 16 KiB the sink may parse in a turn: declined, then parsed by the
+      // loop in slices, a turn apart) alternate with pieces of 100 bytes arriving in between.
+      const flood = yield* send("burst 8000 20000")
+      expect(flood).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+      expect(flood.output).toBe(lines(8000))
+      expect(counts.declined).toBeGreaterThan(before.declined)
+      // small pieces are parsed in the read callback
+      const taken = counts.taken
+      expect((yield* send("burst 300 50")).output).toBe(lines(300))
+      expect(counts.taken).toBeGreaterThan(taken)
+    }).pipe(Effect.provide(layer)))
 })

@@ -100,7 +100,9 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         setImmediate(drainCheck)
       }
     }
+    let sink: ((chunk: Uint8Array) => boolean) | undefined
     const deliver = (chunk: Uint8Array) => {
+      if (sink !== undefined && sink(chunk)) return
       output.unsafeOffer(chunk)
       if (!paused && Option.getOrElse(output.unsafeSize(), () => 0) > HIGH_WATER) {
         paused = true
@@ -185,6 +187,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         Effect.catchAll((error) => Effect.logWarning("teardown left survivors", error.survivors)),
         Effect.ensuring(Effect.sync(() => {
           writer?.close()
+          sink = undefined
           stopped = true
           onData.dispose()
           onExit.dispose()
@@ -200,6 +203,9 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       containment: container.kind,
       output,
       ...(flushOutput !== undefined ? { flushOutput } : {}),
+      attachSink: (next) => {
+        sink = next
+      },
       exited,
       write: (data: string | Uint8Array) =>
         writer !== undefined
