@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Tracer from "effect/Tracer"
 import * as EnvPolicy from "../src/EnvPolicy.js"
 import { OwnerId, SessionId } from "../src/Ids.js"
 import { PtyBackend } from "../src/PtyBackend.js"
@@ -118,4 +121,24 @@ describe("output read in the read callback, and through the mailbox when the sin
       expect((yield* send("burst 300 50")).output).toBe(lines(300))
       expect(counts.taken).toBeGreaterThan(taken)
     }).pipe(Effect.provide(layer)))
+})
+
+describe("tracing of sends", () => {
+  it.scopedLive("a send is a PtyService.send span whenever a tracer other than Effect's built-in one is installed", () =>
+    Effect.gen(function*() {
+      const builtIn = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+      const names: Array<string> = []
+      const recording = Tracer.make({
+        span: (name, parent, context, links, startTime, kind, options) => {
+          names.push(name)
+          return builtIn.span(name, parent, context, links, startTime, kind, options)
+        },
+        context: builtIn.context
+      })
+      const { send } = yield* openShell
+      expect((yield* Effect.withTracer(send("true"), recording)).waitReason).toBe("prompt")
+      expect(names).toContain("PtyService.send")
+      // under the built-in tracer the result is the same
+      expect((yield* send("exit-status 2")).exitCode).toBe(2)
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
 })

@@ -1,5 +1,6 @@
 import { Capture, Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
 import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -8,6 +9,7 @@ import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Tracer from "effect/Tracer"
 import * as EnvPolicy from "../EnvPolicy.js"
 import {
   CleanupFailed,
@@ -37,6 +39,9 @@ import { settle, settleBackground } from "./readiness.js"
 import type { SendProgress, SessionRuntime } from "./session.js"
 import { Activity, CancelSignal, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
+
+/** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
+const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
 type Entry =
   | { readonly _tag: "opening"; readonly owner: OwnerId; readonly name: string }
@@ -666,11 +671,17 @@ export const make: Effect.Effect<
   }
 
   /**
-   * The hot path keeps its span but takes no stack trace per call (as `Effect.fn` and a plain `withSpan` do):
-   * capturing one cost more than the rest of the span (docs/performance.md).
+   * The hot path's span is taken whenever a tracer that exports spans is installed (an OpenTelemetry layer),
+   * without a stack trace per call (as `Effect.fn` and a plain `withSpan` take one: it cost more than the rest
+   * of the span). Under Effect's built-in tracer, whose spans reach no one, it is skipped: it was a third of
+   * a send's Effect operations (docs/performance.md).
    */
   const send = (owner: OwnerId, id: SessionId, request: SendRequest) =>
-    Effect.withSpan(sendUntraced(owner, id, request), "PtyService.send", sendSpan)
+    Effect.tracerWith((tracer) =>
+      tracer === builtInTracer
+        ? sendUntraced(owner, id, request)
+        : Effect.withSpan(sendUntraced(owner, id, request), "PtyService.send", sendSpan)
+    )
 
   const sendSpan = { captureStackTrace: false } as const
 
