@@ -205,12 +205,17 @@ export class Emulator {
     return { row: this.#origin + this.#trimmed + this.#normal.ybase, col: 0 }
   }
 
-  /** The modes the program has set. */
+  /**
+   * The modes the program has set. Read from xterm's core: the public `terminal.modes` and `buffer.active`
+   * build new objects on every read, and a send reads the modes three times.
+   */
   get modes(): Modes {
+    const modes = this.#core.coreService.decPrivateModes
+    const buffers = this.#core._bufferService.buffers
     return {
-      bracketedPaste: this.#terminal.modes.bracketedPasteMode,
-      applicationCursor: this.#terminal.modes.applicationCursorKeysMode,
-      alternateScreen: this.#terminal.buffer.active.type === "alternate"
+      bracketedPaste: modes.bracketedPasteMode,
+      applicationCursor: modes.applicationCursorKeys,
+      alternateScreen: buffers.active !== buffers.normal
     }
   }
 

@@ -224,6 +224,22 @@ describe("Emulator scenarios", () => {
       emulator.dispose()
     })
 
+    it("the modes a program sets are read as it sets them, and a full reset clears them", () => {
+      const { emulator } = make()
+      expect(emulator.modes).toEqual({ bracketedPaste: false, applicationCursor: false, alternateScreen: false })
+      emulator.write("\x1b[?2004h\x1b[?1h")
+      expect(emulator.modes).toEqual({ bracketedPaste: true, applicationCursor: true, alternateScreen: false })
+      emulator.write("\x1b[?1049h")
+      expect(emulator.modes.alternateScreen).toBe(true)
+      emulator.write("\x1b[?2004l\x1b[?1l")
+      expect(emulator.modes).toEqual({ bracketedPaste: false, applicationCursor: false, alternateScreen: true })
+      emulator.write("\x1b[?2004h\x1bc")
+      expect(emulator.modes).toEqual({ bracketedPaste: false, applicationCursor: false, alternateScreen: false })
+      emulator.write("\x1b[?1049h")
+      expect(emulator.modes.alternateScreen).toBe(true)
+      emulator.dispose()
+    })
+
     it("a cleared screen scrolls into the log, and what follows is the send's output", () => {
       const { emulator } = make()
       for (let i = 0; i < 8; i++) emulator.write(`old ${i}\r\n`)

@@ -60,9 +60,14 @@ export interface Core {
   readonly _bufferService: {
     readonly buffers: {
       readonly normal: CoreBuffer
+      readonly active: CoreBuffer
       readonly onBufferActivate: Event<{ readonly activeBuffer: CoreBuffer }>
     }
     readonly onScroll: Event<number>
+  }
+  /** The DEC private modes as the parser sets them (what the public `terminal.modes` copies on every read). */
+  readonly coreService: {
+    readonly decPrivateModes: { readonly applicationCursorKeys: boolean; readonly bracketedPasteMode: boolean }
   }
 }
 
