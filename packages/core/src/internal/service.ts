@@ -1,4 +1,5 @@
 import { Capture, Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Deferred from "effect/Deferred"
@@ -445,54 +446,59 @@ export const make: Effect.Effect<
     request: SendRequest,
     input: string,
     progress: SendProgress,
-    cancel: CancelSignal
+    cancel: CancelSignal,
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   ) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const { baseline, capture, started, watch } = yield* begin(
-          runtime,
-          request,
-          input,
-          request.timeoutMs ?? config.timeoutMs,
-          restore,
-          cancel
+    Effect.gen(function*() {
+      const { baseline, capture, started, watch } = yield* begin(
+        runtime,
+        request,
+        input,
+        request.timeoutMs ?? config.timeoutMs,
+        restore,
+        cancel
+      )
+      progress.written = true
+      const unit = runtime.type === "shell" && sentAsUnit(input)
+      // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
+      const stop = Effect.suspend(() => {
+        runtime.emulator.finish(capture)
+        return interruptSend(runtime, inspector)
+      }).pipe(
+        Effect.tap((interrupted) =>
+          Effect.sync(() => {
+            progress.interrupted = interrupted
+          })
         )
-        progress.written = true
-        const unit = runtime.type === "shell" && sentAsUnit(input)
-        // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
-        const stop = Effect.suspend(() => {
-          runtime.emulator.finish(capture)
-          return interruptSend(runtime, inspector)
-        }).pipe(
-          Effect.tap((interrupted) =>
-            Effect.sync(() => {
-              progress.interrupted = interrupted
-            })
+      )
+      const outcome = yield* Effect.exit(restore(
+        settle(watch).pipe(
+          Effect.flatMap((first): Effect.Effect<Outcome> =>
+            unit && first.continuation === true && first.cancelled !== true
+              ? abandonLine(runtime, watch)
+              : Effect.succeed(first)
           )
         )
-        const settled: Outcome = yield* restore(
-          settle(watch).pipe(
-            Effect.flatMap((first): Effect.Effect<Outcome> =>
-              unit && first.continuation === true && first.cancelled !== true
-                ? abandonLine(runtime, watch)
-                : Effect.succeed(first)
-            )
-          )
-        ).pipe(Effect.onInterrupt(() => stop))
-        if (settled.cancelled === true) {
-          yield* stop
-          return yield* Effect.interrupt
-        }
-        const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
-        const output = outputOf(runtime, request, captured, baseline)
-        const text = settled.abandoned === true
-          ? abandonedNote
-          : settled.continuation === true
-          ? `${output}${output === "" ? "" : "\n"}${continuationNote}`
-          : output
-        return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
-      })
-    )
+      ))
+      if (Exit.isFailure(outcome)) {
+        // interrupted while it waited (a caller's timeout, a disconnect): the program gets its SIGINT first
+        if (Cause.isInterruptedOnly(outcome.cause)) yield* stop
+        return yield* Effect.failCause(outcome.cause)
+      }
+      const settled = outcome.value
+      if (settled.cancelled === true) {
+        yield* stop
+        return yield* Effect.interrupt
+      }
+      const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
+      const output = outputOf(runtime, request, captured, baseline)
+      const text = settled.abandoned === true
+        ? abandonedNote
+        : settled.continuation === true
+        ? `${output}${output === "" ? "" : "\n"}${continuationNote}`
+        : output
+      return resultOf(runtime, settled, text, captured.truncated, Date.now() - started)
+    })
 
   /**
    * A command sent as one unit left the shell at its continuation prompt, so it is incomplete: discard it
@@ -535,24 +541,30 @@ export const make: Effect.Effect<
    */
   const exclusive = <A, E>(
     runtime: SessionRuntime,
-    run: (progress: SendProgress, cancel: CancelSignal) => Effect.Effect<A, E>
+    run: (
+      progress: SendProgress,
+      cancel: CancelSignal,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) => Effect.Effect<A, E>
   ) =>
-    Effect.suspend((): Effect.Effect<A, E | SendActive> => {
-      if (runtime.busy) return Effect.fail(sendActive(runtime))
-      runtime.busy = true
-      const progress: SendProgress = { written: false, interrupted: undefined }
-      const cancel = new CancelSignal()
-      const done = Effect.unsafeMakeLatch(false)
-      runtime.activeSend = { cancel, progress, done }
-      return run(progress, cancel).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            if (runtime.activeSend?.done === done) runtime.activeSend = undefined
-            runtime.busy = false
-          }).pipe(Effect.zipRight(done.open))
-        )
-      )
-    })
+    // One uninterruptible region for the slot and the send (its waits are restored to interruptible): the
+    // slot is released however the send ends, with fewer runtime operations than `ensuring` around a mask.
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend((): Effect.Effect<A, E | SendActive> => {
+        if (runtime.busy) return Effect.fail(sendActive(runtime))
+        runtime.busy = true
+        const progress: SendProgress = { written: false, interrupted: undefined }
+        const cancel = new CancelSignal()
+        const done = Effect.unsafeMakeLatch(false)
+        runtime.activeSend = { cancel, progress, done }
+        return Effect.flatMap(Effect.exit(run(progress, cancel, restore)), (exit) => {
+          if (runtime.activeSend?.done === done) runtime.activeSend = undefined
+          runtime.busy = false
+          done.unsafeOpen()
+          return exit
+        })
+      })
+    )
 
   const sendActive = (runtime: SessionRuntime) =>
     new SendActive({ sessionId: runtime.id, ...(runtime.activeTask ? { taskId: runtime.activeTask } : {}) })
@@ -694,7 +706,10 @@ export const make: Effect.Effect<
     const input = encodeInput(request, runtime.emulator.modes, shellReading)
     if (Either.isLeft(input)) return yield* input.left
     if (request.background === true) return yield* runBackground(owner, runtime, request, input.right)
-    return yield* exclusive(runtime, (progress, cancel) => runSend(runtime, request, input.right, progress, cancel))
+    return yield* exclusive(
+      runtime,
+      (progress, cancel, restore) => runSend(runtime, request, input.right, progress, cancel, restore)
+    )
   })
 
   const cancel = Effect.fn("PtyService.cancel")(function*(owner: OwnerId, id: SessionId) {
