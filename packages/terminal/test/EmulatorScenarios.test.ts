@@ -140,6 +140,16 @@ describe("Emulator scenarios", () => {
       expect(observed.replies).toBe("")
     })
 
+    it("a marker's payload is read as written: ASCII, accented and astral characters alike", () => {
+      for (const payload of [`D;${nonce};0`, `D;${nonce};é`, `D;${nonce};😀x`]) {
+        for (const chunks of [[bytes(`a\x1b]7331;${payload}\x07b`)], bytewise(bytes(`a\x1b]7331;${payload}\x07b`))]) {
+          const observed = observe(chunks)
+          expect(observed.markers.map((seen) => seen.payload)).toEqual([payload])
+          expect(observed.page).toBe("ab")
+        }
+      }
+    })
+
     it("memory stays bounded while it streams", () => {
       v8.setFlagsFromString("--expose-gc")
       const gc = vm.runInNewContext("gc") as () => void

@@ -143,6 +143,17 @@ export const boundStringSequences = (core: Core, limit: number): void => {
   }
 }
 
+/**
+ * UTF-32 code points as a string. Payloads within the BMP (all of our markers) take `fromCharCode` over the
+ * array directly, which costs a fraction of spreading it into `fromCodePoint` (three markers per send).
+ */
+const textOf = (codePoints: Uint32Array): string => {
+  for (let i = 0; i < codePoints.length; i++) {
+    if (codePoints[i]! > 0xffff) return String.fromCodePoint(...codePoints)
+  }
+  return String.fromCharCode.apply(null, codePoints as unknown as Array<number>)
+}
+
 /** An OSC handler for short payloads (our markers): one over `limit` code units is dropped as it streams. */
 export class SmallOscHandler implements OscHandler {
   #data = ""
@@ -159,7 +170,7 @@ export class SmallOscHandler implements OscHandler {
       this.#data = ""
       return
     }
-    this.#data += String.fromCodePoint(...data.subarray(start, end))
+    this.#data += textOf(data.subarray(start, end))
   }
   end(success: boolean): boolean {
     const payload = this.#data
