@@ -19,7 +19,8 @@ export const parseStat = (text: string): ProcStat | undefined => {
   const close = text.lastIndexOf(")")
   if (open < 0 || close < open) return undefined
   const pid = Number(text.slice(0, open))
-  const rest = text.slice(close + 2).split(" ")
+  // only the first 20 fields are read: splitting the other ~30 was most of the parse (once per send)
+  const rest = text.slice(close + 2).split(" ", 20)
   if (!Number.isInteger(pid) || rest.length < 20) return undefined
   const stat: ProcStat = {
     pid,
