@@ -439,7 +439,8 @@ export const make: Effect.Effect<
    * A foreground send, run in its caller's fiber. Interrupting that fiber, or `cancel` (a signal its waits
    * listen to), stops it: before the write nothing is written; once the write has begun it lands whole,
    * and then the foreground group gets a real SIGINT before the send ends interrupted (so the send's slot
-   * is held until the signal is delivered).
+   * is held until the signal is delivered). It runs inside `exclusive`'s uninterruptible region: `restore`
+   * makes its waits (the probe before the write, the readiness race) interruptible.
    */
   const runSend = (
     runtime: SessionRuntime,

@@ -204,7 +204,7 @@ export const startReader = (
       try {
         emulator.write(chunk)
       } catch {
-        // as the loop below: a chunk the emulator cannot take is dropped, the session goes on
+        // a chunk the emulator cannot take is dropped; the session and its reading go on
       }
       activity.bytes += chunk.length
       if (replies.length > 0) runFork(publish)
