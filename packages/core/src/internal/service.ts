@@ -38,7 +38,7 @@ import { interruptForeground as interruptSend } from "./interrupt.js"
 import type { Settled, Watch } from "./readiness.js"
 import { settle, settleBackground } from "./readiness.js"
 import type { SendProgress, SessionRuntime } from "./session.js"
-import { Activity, CancelSignal, makeEmulator, makeNonce, startReader, statusOf } from "./session.js"
+import { Activity, CancelSignal, makeEmulator, makeNonce, SendDone, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
 
 /** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
@@ -556,12 +556,12 @@ export const make: Effect.Effect<
         runtime.busy = true
         const progress: SendProgress = { written: false, interrupted: undefined }
         const cancel = new CancelSignal()
-        const done = Effect.unsafeMakeLatch(false)
+        const done = new SendDone()
         runtime.activeSend = { cancel, progress, done }
         return Effect.flatMap(Effect.exit(run(progress, cancel, restore)), (exit) => {
           if (runtime.activeSend?.done === done) runtime.activeSend = undefined
           runtime.busy = false
-          done.unsafeOpen()
+          done.open()
           return exit
         })
       })

@@ -104,34 +104,61 @@ export interface SendProgress {
 }
 
 /**
- * A cancel asked for, seen without a fiber: waits register a callback (`listen`) or await it (`await`), and
- * the send ends interrupted once its waits have seen it.
+ * Something that happens once, seen without a fiber: waits register a callback (`listen`) or await it
+ * (`await`, built only when asked for: one of these is made for every send, and most are never awaited).
  */
-export class CancelSignal {
-  cancelled = false
-  readonly #listeners = new Set<() => void>()
+class Once {
+  #happened = false
+  #listeners: Set<() => void> | undefined
 
-  cancel(): void {
-    if (this.cancelled) return
-    this.cancelled = true
-    for (const listener of [...this.#listeners]) listener()
+  get happened(): boolean {
+    return this.#happened
   }
 
-  /** Call `listener` on the cancel (at once if it happened already) until the returned function is called. */
+  protected fire(): void {
+    if (this.#happened) return
+    this.#happened = true
+    const listeners = this.#listeners
+    this.#listeners = undefined
+    if (listeners !== undefined) { for (const listener of [...listeners]) listener() }
+  }
+
+  /** Call `listener` when it happens (at once if it happened already) until the returned function is called. */
   listen(listener: () => void): () => void {
-    if (this.cancelled) {
+    if (this.#happened) {
       listener()
       return () => {}
     }
-    this.#listeners.add(listener)
-    return () => this.#listeners.delete(listener)
+    const listeners = this.#listeners ??= new Set()
+    listeners.add(listener)
+    return () => listeners.delete(listener)
   }
 
-  /** Completes on the cancel. */
-  readonly await: Effect.Effect<void> = Effect.async<void>((resume) => {
-    const unlisten = this.listen(() => resume(Effect.void))
-    return Effect.sync(unlisten)
-  })
+  /** Completes when it happens. */
+  get await(): Effect.Effect<void> {
+    return Effect.async<void>((resume) => {
+      const unlisten = this.listen(() => resume(Effect.void))
+      return Effect.sync(unlisten)
+    })
+  }
+}
+
+/** A cancel asked for: the send's waits listen to it, and the send ends interrupted once they have seen it. */
+export class CancelSignal extends Once {
+  get cancelled(): boolean {
+    return this.happened
+  }
+
+  cancel(): void {
+    this.fire()
+  }
+}
+
+/** A foreground send has finished and freed its slot (what a cancel, or a closing session, waits for). */
+export class SendDone extends Once {
+  open(): void {
+    this.fire()
+  }
 }
 
 /**
@@ -142,7 +169,7 @@ export class CancelSignal {
 export interface ActiveSend {
   readonly cancel: CancelSignal
   readonly progress: SendProgress
-  readonly done: Effect.Latch
+  readonly done: SendDone
 }
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>
