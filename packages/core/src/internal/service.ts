@@ -44,6 +44,9 @@ import { ShellState } from "./shellState.js"
 /** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
 const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
+/** What `uninterruptibleMask` hands its body: makes a part of it interruptible again. */
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
 type Entry =
   | { readonly _tag: "opening"; readonly owner: OwnerId; readonly name: string }
   | { readonly _tag: "open"; readonly runtime: SessionRuntime }
@@ -395,7 +398,7 @@ export const make: Effect.Effect<
     request: SendRequest,
     input: string,
     timeoutMs: number,
-    interruptible: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity,
+    interruptible: Restore = identity,
     cancel?: CancelSignal
   ) =>
     Effect.gen(function*() {
@@ -448,7 +451,7 @@ export const make: Effect.Effect<
     input: string,
     progress: SendProgress,
     cancel: CancelSignal,
-    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    restore: Restore
   ) =>
     Effect.gen(function*() {
       const { baseline, capture, started, watch } = yield* begin(
@@ -545,7 +548,7 @@ export const make: Effect.Effect<
     run: (
       progress: SendProgress,
       cancel: CancelSignal,
-      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+      restore: Restore
     ) => Effect.Effect<A, E>
   ) =>
     // One uninterruptible region for the slot and the send (its waits are restored to interruptible): the

@@ -197,10 +197,21 @@ export const startReader = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { activity, emulator, process } = session
+    /** A piece of output into the emulator (which fires markers and queues answers to terminal queries). */
+    const parse = (piece: Uint8Array) => {
+      emulator.write(piece)
+      activity.bytes += piece.length
+    }
+    /** After a parse with no answers to send: waiters wake at once (`false`: answers wait for `publish`). */
+    const woke = (): boolean => {
+      activity.lastOutputAt = Date.now()
+      if (replies.length > 0) return false
+      activity.notify()
+      return true
+    }
     /** The answers to the queries parsed so far go back to the program; waiters wake. */
     const publish = Effect.suspend(() => {
-      activity.lastOutputAt = Date.now()
-      if (replies.length === 0) return Effect.sync(() => activity.notify())
+      if (woke()) return Effect.void
       const answer = replies.join("")
       replies.length = 0
       activity.repliedAt = Date.now()
@@ -229,16 +240,11 @@ export const startReader = (
       if (turnBytes === 0) setImmediate(nextTurn)
       turnBytes += chunk.length
       try {
-        emulator.write(chunk)
+        parse(chunk)
       } catch {
         // a chunk the emulator cannot take is dropped; the session and its reading go on
       }
-      activity.bytes += chunk.length
-      if (replies.length > 0) runFork(publish)
-      else {
-        activity.lastOutputAt = Date.now()
-        activity.notify()
-      }
+      if (!woke()) runFork(publish)
       return true
     }
     if (process.attachSink !== undefined) {
@@ -255,8 +261,7 @@ export const startReader = (
         for (const chunk of chunks) {
           for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
             const piece = at === 0 && chunk.length <= SLICE_BYTES ? chunk : chunk.subarray(at, at + SLICE_BYTES)
-            emulator.write(piece)
-            activity.bytes += piece.length
+            parse(piece)
             sinceTurn += piece.length
             if (sinceTurn >= SLICE_BYTES) {
               // Let the event loop read the pty between slices: a program writing fast keeps writing while
