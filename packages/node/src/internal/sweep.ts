@@ -53,6 +53,9 @@ export interface EngineOptions {
   readonly finish?: Effect.Effect<void>
 }
 
+/** A process as a key: its pid and start time (a recycled pid is another process). */
+const identityOf = (info: ProcessInfo): string => `${info.pid}:${info.startTime}`
+
 const POLL_MS = 10
 const SETTLE_POLL_MS = 5
 const FIRST_SETTLE_POLL_MS = 2
@@ -84,10 +87,9 @@ export const terminateTree = (
     const signalled = new Set<number>()
     const sent = new Set<string>()
     const handlers = new Map<string, boolean>()
-    const identity = (info: ProcessInfo) => `${info.pid}:${info.startTime}`
     /** Whether it is worth waiting for this process to act on TERM (read once per process). */
     const handles = (info: ProcessInfo): boolean => {
-      const key = identity(info)
+      const key = identityOf(info)
       let known = handlers.get(key)
       if (known === undefined) {
         known = handlesTerm(env.reader, info.pid)
@@ -96,7 +98,7 @@ export const terminateTree = (
       return known
     }
     const send = (info: ProcessInfo, signal: TreeSignal, isRoot: boolean) => {
-      const key = `${identity(info)}:${signal}`
+      const key = `${identityOf(info)}:${signal}`
       if (sent.has(key)) return
       sent.add(key)
       if (!identityHolds(env.reader, info.pid, info.startTime)) return
@@ -230,7 +232,7 @@ export const sweep = (env: TreeEnv, rootPid: number, options: SweepOptions): Eff
       for (const info of table.values()) {
         if (info.pid === rootPid || isGone(info) || untouchable(guard, info.pid)) continue
         if (tracker.members.get(info.pid) === info.startTime) continue
-        const identity = `${info.pid}:${info.startTime}`
+        const identity = identityOf(info)
         if (unmarked.has(identity)) continue
         if (!(environ(info.pid) ?? "").split("\0").includes(options.marker)) {
           unmarked.add(identity)
