@@ -82,9 +82,29 @@ export const makePtyWriter = (fd: number, isOpen: () => boolean): PtyWriter => {
   }
 }
 
-/** At most this much is read by one `readPending` (the rest follows through node's own reads). */
-const PENDING_READS = 4
 const scratch = Buffer.allocUnsafe(64 * 1024)
+
+/**
+ * Reads a non-blocking fd until it has nothing more (or after `maxReads` reads), each piece handed to
+ * `onRead` (valid until the next read); `true` when it stopped on an empty fd or the limit, `false` on
+ * any other error (EIO once the other side of a terminal is closed: whether more was pending is not known).
+ */
+const readWhileAvailable = (fd: number, maxReads: number, onRead: (bytes: Buffer) => void): boolean => {
+  for (let reads = 0; reads < maxReads; reads++) {
+    let n: number
+    try {
+      n = fs.readSync(fd, scratch, 0, scratch.length, null)
+    } catch (error) {
+      return codeOf(error) === "EAGAIN"
+    }
+    if (n <= 0) return true
+    onRead(scratch.subarray(0, n))
+  }
+  return true
+}
+
+/** At most this many reads by one `readPending` (the rest follows through node's own reads). */
+const PENDING_READS = 4
 
 /**
  * Reads what the pty master holds now, in order, handing each piece to `deliver`; `true` unless the
@@ -92,20 +112,8 @@ const scratch = Buffer.allocUnsafe(64 * 1024)
  * work that moves the program's output to the master's side (`n_tty_read` flushes the port's buffer work
  * before it answers `EAGAIN`), so everything written before the call is read by it.
  */
-export const readPending = (fd: number, deliver: (chunk: Uint8Array) => void): boolean => {
-  for (let reads = 0; reads < PENDING_READS; reads++) {
-    let n: number
-    try {
-      n = fs.readSync(fd, scratch, 0, scratch.length, null)
-    } catch (error) {
-      // EAGAIN: nothing more is pending. Anything else (EIO once the program's side is closed): not known.
-      return codeOf(error) === "EAGAIN"
-    }
-    if (n <= 0) return true
-    deliver(Buffer.from(scratch.subarray(0, n)))
-  }
-  return true
-}
+export const readPending = (fd: number, deliver: (chunk: Uint8Array) => void): boolean =>
+  readWhileAvailable(fd, PENDING_READS, (bytes) => deliver(Buffer.from(bytes)))
 
 /**
  * Reads and drops whatever input waits in the pty slave's queue, unread by any program — what the line
@@ -121,14 +129,10 @@ export const discardPendingInput = (ttyPath: string): number => {
   }
   let total = 0
   try {
-    const buffer = Buffer.allocUnsafe(4096)
-    for (let reads = 0; reads < 64; reads++) {
-      const n = fs.readSync(fd, buffer, 0, buffer.length, null)
-      if (n <= 0) break
-      total += n
-    }
-  } catch {
-    // EAGAIN: nothing (more) is pending; EIO: the terminal is gone
+    // a canonical-mode read returns one line at a time: up to 64 of them
+    readWhileAvailable(fd, 64, (bytes) => {
+      total += bytes.length
+    })
   } finally {
     fs.closeSync(fd)
   }
