@@ -17,7 +17,7 @@ import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { findProgram } from "./internal/executable.js"
-import { discardPendingInput, makePtyWriter, readPending } from "./internal/ptyWriter.js"
+import { discardPendingInput, makePtyWriter, readOutputNow } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
 
@@ -145,7 +145,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
     // Only while node's own reading is neither paused nor holding bytes it has not emitted yet: what is read
     // here is then exactly the next output, and goes the same way as node-pty's.
     const flushOutput = typeof fd === "number"
-      ? Effect.sync(() => !paused && isOpen() && socket!.readableLength === 0 && readPending(fd, deliver))
+      ? Effect.sync(() => !paused && isOpen() && socket!.readableLength === 0 && readOutputNow(fd, deliver))
       : undefined
 
     // The tree is dead. Whatever still holds the pty slave (a daemon that escaped the sweep, a process

@@ -44,6 +44,13 @@ import { ShellState } from "./shellState.js"
 /** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
 const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
+/**
+ * Wait for `effect` at most `ms`, then go on either way. Made interruptible so that the timeout can end it
+ * inside a finalizer too (a close runs in finalizers), where the wait would otherwise never time out.
+ */
+const waitAtMost = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<void, never, R> =>
+  effect.pipe(Effect.interruptible, Effect.timeout(ms), Effect.ignore)
+
 /** What `uninterruptibleMask` hands its body: makes a part of it interruptible again. */
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
@@ -269,9 +276,7 @@ export const make: Effect.Effect<
    */
   const release = (runtime: SessionRuntime) =>
     Effect.gen(function*() {
-      // Interruptible waits: a close runs in finalizers too, where a wait that cannot be interrupted could
-      // never time out.
-      yield* Deferred.await(runtime.drained).pipe(Effect.interruptible, Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+      yield* Deferred.await(runtime.drained).pipe(waitAtMost(RELEASE_GRACE_MS))
       if (!(yield* Deferred.isDone(runtime.drained))) {
         yield* Effect.logWarning("close: the session's exit never arrived; its waiters are released")
         runtime.exit ??= { exitCode: null, signal: "SIGKILL" }
@@ -280,7 +285,7 @@ export const make: Effect.Effect<
       }
       const active = runtime.activeSend
       if (active !== undefined) {
-        yield* active.done.await.pipe(Effect.interruptible, Effect.timeout(RELEASE_GRACE_MS), Effect.ignore)
+        yield* active.done.await.pipe(waitAtMost(RELEASE_GRACE_MS))
       }
       yield* Scope.close(runtime.scope, Exit.void)
     })

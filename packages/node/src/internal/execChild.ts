@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as Teardown from "../Teardown.js"
 import { Activity } from "./execDeadline.js"
 import type { Started } from "./execProcess.js"
-import { inputPayload, readPending } from "./execProcess.js"
+import { inputPayload, readPending, waitAtMost } from "./execProcess.js"
 import { TextTranscript } from "./execText.js"
 import { findProgram } from "./executable.js"
 
@@ -140,9 +140,7 @@ export const spawnChild = (
     const tracked = yield* container.track(pid)
     yield* Effect.addFinalizer(() =>
       tracked.terminate.pipe(
-        Effect.zipRight(
-          Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(KILL_DRAIN_MS), Effect.ignore)
-        ),
+        Effect.zipRight(Deferred.await(closed).pipe(waitAtMost(KILL_DRAIN_MS))),
         Effect.ensuring(Effect.sync(() => {
           child.stdin?.destroy()
           child.stdout?.destroy()
@@ -197,11 +195,9 @@ export const spawnChild = (
       },
       activity,
       ended: Deferred.await(exited).pipe(
-        Effect.tap(() =>
-          Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(EXIT_DRAIN_MS), Effect.ignore)
-        )
+        Effect.tap(() => Deferred.await(closed).pipe(waitAtMost(EXIT_DRAIN_MS)))
       ),
-      drained: Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(KILL_DRAIN_MS), Effect.ignore),
+      drained: Deferred.await(closed).pipe(waitAtMost(KILL_DRAIN_MS)),
       input,
       freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
         frozen = true

@@ -76,3 +76,10 @@ export const readPending: Effect.Effect<void> = Effect.gen(function*() {
     yield* Effect.yieldNow()
   }
 })
+
+/**
+ * Wait for `effect` at most `ms`, then go on either way. Made interruptible so that the timeout can end
+ * it inside a finalizer too, where the wait would otherwise be uninterruptible and never time out.
+ */
+export const waitAtMost = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<void, never, R> =>
+  effect.pipe(Effect.interruptible, Effect.timeout(ms), Effect.ignore)

@@ -13,7 +13,7 @@ import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { Activity } from "./execDeadline.js"
 import type { Started, Transcript } from "./execProcess.js"
-import { inputPayload, readPending } from "./execProcess.js"
+import { inputPayload, readPending, waitAtMost } from "./execProcess.js"
 
 /** How long without output before the inspector is asked whether the program waits for input. */
 const PROBE_AFTER_SILENCE_MS = 250
@@ -184,7 +184,7 @@ export const spawnPty = (
       transcript,
       activity,
       ended: Deferred.await(drained),
-      drained: Deferred.await(drained).pipe(Effect.interruptible, Effect.timeout(1000), Effect.ignore),
+      drained: Deferred.await(drained).pipe(waitAtMost(1000)),
       input,
       freeze: readPending.pipe(Effect.zipRight(Effect.sync(() => {
         frozen = true

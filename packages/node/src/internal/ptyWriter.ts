@@ -103,7 +103,7 @@ const readWhileAvailable = (fd: number, maxReads: number, onRead: (bytes: Buffer
   return true
 }
 
-/** At most this many reads by one `readPending` (the rest follows through node's own reads). */
+/** At most this many reads by one `readOutputNow` (the rest follows through node's own reads). */
 const PENDING_READS = 4
 
 /**
@@ -112,7 +112,7 @@ const PENDING_READS = 4
  * work that moves the program's output to the master's side (`n_tty_read` flushes the port's buffer work
  * before it answers `EAGAIN`), so everything written before the call is read by it.
  */
-export const readPending = (fd: number, deliver: (chunk: Uint8Array) => void): boolean =>
+export const readOutputNow = (fd: number, deliver: (chunk: Uint8Array) => void): boolean =>
   readWhileAvailable(fd, PENDING_READS, (bytes) => deliver(Buffer.from(bytes)))
 
 /**
