@@ -78,27 +78,26 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       }
       next(0, 0)
     }
-    let pieceBytes: number | undefined
     const end = (status: ExitStatus) => {
       if (ended) return
       ended = true
       output.unsafeDone(Exit.void)
       Deferred.unsafeDone(exited, Exit.succeed(status))
     }
-    const run = (line: string): string => {
+    /** What running `line` prints, and (a flood) the size of the pieces it arrives in. */
+    const run = (line: string): { readonly text: string; readonly pieceBytes?: number } => {
       const started = `${line}\r\n${ShellMarkers.encode("C", nonce)}`
       if (line.trim() === "block") {
         blocked = true
-        return started
+        return { text: started }
       }
       const burst = /^burst (\d+) (\d+)$/.exec(line.trim())
       if (burst) {
-        pieceBytes = Math.max(1, Number(burst[2]))
         const lines = Array.from({ length: Number(burst[1]) }, (_, i) => `${i + 1}\r\n`).join("")
-        return `${started}${lines}${prompt(nonce, 0)}`
+        return { text: `${started}${lines}${prompt(nonce, 0)}`, pieceBytes: Math.max(1, Number(burst[2])) }
       }
       const asked = /^exit-status (\d+)$/.exec(line.trim())
-      return `${started}${prompt(nonce, asked ? Number(asked[1]) : 0)}`
+      return { text: `${started}${prompt(nonce, asked ? Number(asked[1]) : 0)}` }
     }
     emit(prompt(nonce, 0))
     const pid = nextPid++
@@ -118,6 +117,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
           // A running command does not read: what is typed waits (and a SIGINT flushes it, as a tty does).
           if (blocked) return
           let answer = ""
+          let pieceBytes: number | undefined
           for (let cr = pending.indexOf("\r"); cr !== -1; cr = pending.indexOf("\r")) {
             const line = pending.slice(0, cr)
             pending = pending.slice(cr + 1)
@@ -126,11 +126,12 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
               setImmediate(() => end({ exitCode: 0, signal: null }))
               return
             }
-            answer += run(line)
+            const ran = run(line)
+            answer += ran.text
+            pieceBytes ??= ran.pieceBytes
             if (blocked) break
           }
           if (answer !== "") emit(answer, pieceBytes)
-          pieceBytes = undefined
         }),
       discardInput: Effect.sync(() => {
         const dropped = pending.length
