@@ -32,7 +32,8 @@ const shapes: ReadonlyArray<Shape> = [
     key: "seq",
     command: (options) => `seq 1 ${size(options, 2_000_000, 500_000)}`,
     describe: (options) => `seq 1 ${size(options, 2_000_000, 500_000)} (short lines)`,
-    target: false
+    // the issue's "ingest ≥ 50 % of the floor" names no line length: short lines are judged too
+    target: true
   }
 ]
 
