@@ -15,6 +15,7 @@ import { Unicode11Addon } from "@xterm/addon-unicode11"
 import xterm from "@xterm/headless"
 import type { Captured, CapturedLine, Position } from "./Capture.js"
 import { Capture, omissionLine } from "./Capture.js"
+import * as ContentEnd from "./internal/contentEnd.js"
 import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
 import { boundStringSequences, coreOf, SmallOscHandler } from "./internal/xtermCore.js"
@@ -102,6 +103,14 @@ const XTERM_SCROLLBACK = 64
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
 
+/** A row's text from `startCol` to `endCol` (its end), without trailing blanks when `trimRight`. */
+const textOf = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
+  line.translateToString(
+    false,
+    startCol,
+    trimRight ? Math.min(endCol ?? line.length, ContentEnd.trimmedLength(line)) : endCol
+  )
+
 /**
  * A session's terminal: feed it the program's output (`write`), ask it where the cursor is, what a send
  * printed (`capture` / `finish`), what the screen shows (`screen`), and page its transcript (`page`).
@@ -137,6 +146,7 @@ export class Emulator {
       windowOptions: { getWinSizeChars: true, getCellSizePixels: true, getWinSizePixels: true }
     })
     this.#core = coreOf(this.#terminal)
+    ContentEnd.install(this.#terminal)
     this.#terminal.loadAddon(new Unicode11Addon())
     this.#terminal.unicode.activeVersion = "11"
     this.#disposers.push(
@@ -382,7 +392,7 @@ export class Emulator {
     while (this.#harvested < upTo) {
       const next = lines.get(index + 1)
       const wrapped = line?.isWrapped ?? false
-      const text = line === undefined ? "" : line.translateToString(!(next?.isWrapped ?? false))
+      const text = line === undefined ? "" : textOf(line, !(next?.isWrapped ?? false), 0, undefined)
       const bytes = Utf8.byteLength(text)
       if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text, bytes)
       else this.log.append(text, bytes)
@@ -405,8 +415,7 @@ export class Emulator {
   #rowText(row: number, startCol: number, endCol: number | undefined): string {
     const line = this.#line(row)
     if (line === undefined) return ""
-    const trimRight = endCol === undefined && !this.#rowWrapped(row + 1)
-    return line.translateToString(trimRight, startCol, endCol)
+    return textOf(line, endCol === undefined && !this.#rowWrapped(row + 1), startCol, endCol)
   }
 
   #liveLines(): Array<{ text: string; wrapped: boolean }> {

@@ -4,6 +4,7 @@
  * buffer). Pinned to `@xterm/headless` 6.0.0.
  */
 import type xterm from "@xterm/headless"
+import type { CellRow } from "./contentEnd.js"
 import type { Rgb } from "./replies.js"
 
 export interface Disposable {
@@ -12,7 +13,7 @@ export interface Disposable {
 
 export type Event<A> = (listener: (value: A) => void) => Disposable
 
-export interface CoreLine {
+export interface CoreLine extends CellRow {
   readonly isWrapped: boolean
   translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string
 }
