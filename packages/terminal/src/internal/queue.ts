@@ -1,58 +1,85 @@
 /**
- * A FIFO of lines (row, text, UTF-8 bytes) in parallel arrays with a moving head: no object per line,
- * so holding tens of thousands of lines costs the garbage collector nothing but the strings.
+ * A FIFO of lines (row, text, UTF-8 bytes) in a ring of parallel arrays that doubles when full: no object
+ * per line, no copy per shift, so holding tens of thousands of lines costs the garbage collector nothing
+ * but the strings, and a capture's tail, which pushes and drops a line per row of a flood, moves no
+ * memory once the ring has grown to the tail's size.
  */
+/** The first ring's size (a power of two). */
+const INITIAL = 16
+
 export class LineQueue {
-  #rows: Array<number> = []
-  #texts: Array<string> = []
-  #bytes: Array<number> = []
+  #rows = new Float64Array(INITIAL)
+  #bytes = new Float64Array(INITIAL)
+  #texts: Array<string> = new Array<string>(INITIAL).fill("")
+  #mask = INITIAL - 1
   #head = 0
+  #size = 0
 
   get size(): number {
-    return this.#rows.length - this.#head
+    return this.#size
   }
 
   /** The `index`-th line from the oldest. */
   row(index: number): number {
-    return this.#rows[this.#head + index]!
+    return this.#rows[(this.#head + index) & this.#mask]!
   }
 
   text(index: number): string {
-    return this.#texts[this.#head + index]!
+    return this.#texts[(this.#head + index) & this.#mask]!
   }
 
   bytes(index: number): number {
-    return this.#bytes[this.#head + index]!
+    return this.#bytes[(this.#head + index) & this.#mask]!
   }
 
   push(row: number, text: string, bytes: number): void {
-    this.#rows.push(row)
-    this.#texts.push(text)
-    this.#bytes.push(bytes)
+    if (this.#size > this.#mask) this.#grow()
+    const at = (this.#head + this.#size) & this.#mask
+    this.#rows[at] = row
+    this.#texts[at] = text
+    this.#bytes[at] = bytes
+    this.#size++
   }
 
   /** Replace the text of the `index`-th line from the oldest. */
   set(index: number, text: string, bytes: number): void {
-    this.#texts[this.#head + index] = text
-    this.#bytes[this.#head + index] = bytes
+    const at = (this.#head + index) & this.#mask
+    this.#texts[at] = text
+    this.#bytes[at] = bytes
   }
 
   shift(): void {
-    if (this.size === 0) return
+    if (this.#size === 0) return
     this.#texts[this.#head] = ""
-    this.#head++
-    if (this.#head >= 1024 && this.#head * 2 >= this.#rows.length) {
-      this.#rows = this.#rows.slice(this.#head)
-      this.#texts = this.#texts.slice(this.#head)
-      this.#bytes = this.#bytes.slice(this.#head)
-      this.#head = 0
-    }
+    this.#head = (this.#head + 1) & this.#mask
+    this.#size--
   }
 
   clear(): void {
-    this.#rows = []
-    this.#texts = []
-    this.#bytes = []
+    this.#rows = new Float64Array(INITIAL)
+    this.#bytes = new Float64Array(INITIAL)
+    this.#texts = new Array<string>(INITIAL).fill("")
+    this.#mask = INITIAL - 1
+    this.#head = 0
+    this.#size = 0
+  }
+
+  /** Double the ring, its lines moved to the front in order. */
+  #grow(): void {
+    const capacity = (this.#mask + 1) * 2
+    const rows = new Float64Array(capacity)
+    const bytes = new Float64Array(capacity)
+    const texts = new Array<string>(capacity).fill("")
+    for (let i = 0; i < this.#size; i++) {
+      const at = (this.#head + i) & this.#mask
+      rows[i] = this.#rows[at]!
+      bytes[i] = this.#bytes[at]!
+      texts[i] = this.#texts[at]!
+    }
+    this.#rows = rows
+    this.#bytes = bytes
+    this.#texts = texts
+    this.#mask = capacity - 1
     this.#head = 0
   }
 }
