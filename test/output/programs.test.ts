@@ -279,3 +279,16 @@ layer(
     { timeout: 120_000 }
   )
 })
+
+layer(TestTerminal(), { excludeTestServices: true })("output xterm cannot take", (it) => {
+  it.scoped("a program that erases above from the bottom row past the last column (xterm 6.0.0 throws there) leaves the session working", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell({ cols: 30, rows: 8 })
+      const erased = yield* send(`printf '\\033[8;1H%030d\\033[1Jafter the erase\\n'`)
+      expect(erased.waitReason).toBe("prompt")
+      expect(erased.output).toContain("after the erase")
+      const next = yield* send("echo still here")
+      expect(next.waitReason).toBe("prompt")
+      expect(next.output).toBe("still here")
+    }))
+})

@@ -18,7 +18,7 @@ import { Capture, omissionLine } from "./Capture.js"
 import * as ContentEnd from "./internal/contentEnd.js"
 import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
-import { boundStringSequences, coreOf, SmallOscHandler } from "./internal/xtermCore.js"
+import { boundStringSequences, coreOf, eraseAbove, recoverFromThrow, SmallOscHandler } from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
 import * as Paging from "./Paging.js"
 import * as ShellMarkers from "./ShellMarkers.js"
@@ -132,6 +132,8 @@ export class Emulator {
   #harvested = 0
   #lost = 0
   #scrolls = 0
+  #faults = 0
+  #lastFault: string | undefined
 
   constructor(options: EmulatorOptions, hooks: EmulatorHooks) {
     this.log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
@@ -182,15 +184,11 @@ export class Emulator {
       this.#core._bufferService.onScroll(() => {
         if (++this.#scrolls >= HARVEST_BATCH) this.#harvest()
       }),
-      // erasing the scrollback (`CSI 3 J`, as `clear` sends it) drops rows: log them first
-      this.#terminal.parser.registerCsiHandler({ final: "J" }, (params) => {
-        if (params[0] === 3) this.#harvest()
-        return false
-      }),
-      this.#terminal.parser.registerCsiHandler({ prefix: "?", final: "J" }, (params) => {
-        if (params[0] === 3) this.#harvest()
-        return false
-      })
+      this.#terminal.parser.registerCsiHandler({ final: "J" }, (params) => this.#eraseInDisplay(params, false)),
+      this.#terminal.parser.registerCsiHandler(
+        { prefix: "?", final: "J" },
+        (params) => this.#eraseInDisplay(params, true)
+      )
     )
   }
 
@@ -200,8 +198,30 @@ export class Emulator {
    */
   write(data: string | Uint8Array): void {
     const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true })
-    if (text.length > 0) this.#core.writeSync(text)
+    if (text.length > 0) {
+      try {
+        this.#core.writeSync(text)
+      } catch (error) {
+        // an xterm handler threw: without this the terminal would stay frozen for the session's life
+        recoverFromThrow(this.#core)
+        this.#faults++
+        this.#lastFault = error instanceof Error ? error.message : String(error)
+      }
+    }
     this.#harvest()
+  }
+
+  /**
+   * How many times xterm threw on a sequence (an xterm bug): each time the rest of that chunk was lost to
+   * the screen and the log, and parsing went on with the next chunk.
+   */
+  get faults(): number {
+    return this.#faults
+  }
+
+  /** What xterm threw last (see `faults`). */
+  get lastFault(): string | undefined {
+    return this.#lastFault
   }
 
   /** The cursor's position in the main screen (where the next output will appear). */
@@ -343,6 +363,14 @@ export class Emulator {
     this.#trimListener.dispose()
     this.#captures = []
     this.#terminal.dispose()
+  }
+
+  /** `CSI J` / `CSI ? J`: erasing the scrollback (`3`, as `clear` sends it) drops rows, so they are logged first. */
+  #eraseInDisplay(params: ReadonlyArray<number | ReadonlyArray<number>>, respectProtect: boolean): boolean {
+    if (params[0] === 3) this.#harvest()
+    if (params[0] !== 1) return false
+    eraseAbove(this.#core, respectProtect)
+    return true
   }
 
   #listenTrim(buffer: CoreBuffer): Disposable {

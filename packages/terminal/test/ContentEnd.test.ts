@@ -4,6 +4,7 @@ import xterm from "@xterm/headless"
 import * as FastCheck from "effect/FastCheck"
 import type { CellRow } from "../src/internal/contentEnd.js"
 import * as ContentEnd from "../src/internal/contentEnd.js"
+import { coreOf, eraseAbove } from "../src/internal/xtermCore.js"
 
 /** Every way a program can put content into a cell, move it, copy a row or clear it. */
 const tokens: ReadonlyArray<string> = [
@@ -109,6 +110,14 @@ const open = (cols = 30, rows = 8): xterm.Terminal => {
   terminal.loadAddon(new Unicode11Addon())
   terminal.unicode.activeVersion = "11"
   ContentEnd.install(terminal)
+  // as the emulator does: xterm 6.0.0's own erase-above throws on some screens (EmulatorFaults.test.ts)
+  for (const prefix of ["", "?"]) {
+    terminal.parser.registerCsiHandler({ prefix, final: "J" }, (params) => {
+      if (params[0] !== 1) return false
+      eraseAbove(coreOf(terminal), prefix === "?")
+      return true
+    })
+  }
   return terminal
 }
 

@@ -197,10 +197,26 @@ export const startReader = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { activity, emulator, process } = session
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     /** A piece of output into the emulator (which fires markers and queues answers to terminal queries). */
     const parse = (piece: Uint8Array) => {
-      emulator.write(piece)
+      const faults = emulator.faults
       activity.bytes += piece.length
+      try {
+        emulator.write(piece)
+      } catch (error) {
+        // a chunk the emulator cannot take is dropped; the session and its reading go on
+        runFork(Effect.logWarning("terminal emulator: an output chunk could not be parsed and was dropped", error))
+        return
+      }
+      if (emulator.faults !== faults) {
+        runFork(
+          Effect.logWarning(
+            "terminal emulator: xterm threw on a sequence; the rest of that output chunk was lost to the screen and the log",
+            emulator.lastFault
+          )
+        )
+      }
     }
     /** After a parse with no answers to send: waiters wake at once (`false`: answers wait for `publish`). */
     const woke = (): boolean => {
@@ -217,7 +233,6 @@ export const startReader = (
       activity.repliedAt = Date.now()
       return Effect.zipRight(process.write(answer), Effect.sync(() => activity.notify()))
     })
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     /** Chunks the sink declined: in the mailbox, or taken by the loop and not parsed yet. */
     let declined = 0
     /** Parsed by the sink in this turn of the event loop (reset on the next turn). */
@@ -239,11 +254,7 @@ export const startReader = (
       }
       if (turnBytes === 0) setImmediate(nextTurn)
       turnBytes += chunk.length
-      try {
-        parse(chunk)
-      } catch {
-        // a chunk the emulator cannot take is dropped; the session and its reading go on
-      }
+      parse(chunk)
       if (!woke()) runFork(publish)
       return true
     }

@@ -14,7 +14,7 @@ export interface Disposable {
 export type Event<A> = (listener: (value: A) => void) => Disposable
 
 export interface CoreLine extends CellRow {
-  readonly isWrapped: boolean
+  isWrapped: boolean
   translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string
 }
 
@@ -26,9 +26,9 @@ export interface CoreLines {
 
 export interface CoreBuffer {
   readonly lines: CoreLines
+  readonly x: number
   readonly ybase: number
   readonly y: number
-  readonly x: number
 }
 
 /** A handler of one OSC number: `put` may be called many times per sequence, with code points. */
@@ -46,9 +46,16 @@ export interface DcsHandler {
 }
 
 export interface InputHandler {
+  readonly _activeBuffer: CoreBuffer
+  readonly _dirtyRowTracker: { markDirty(y: number): void }
+  _restrictCursor(maxCol?: number): void
+  _eraseInBufferLine(y: number, start: number, end: number, clearWrap?: boolean, respectProtect?: boolean): void
+  _resetBufferLine(y: number, respectProtect?: boolean): void
   /** Color set / report / restore requests (OSC 4, 10, 11, 12, 104…), which only a renderer answers. */
   readonly onColor: Event<ReadonlyArray<{ readonly type: number; readonly index?: number; readonly color?: Rgb }>>
   readonly _parser: {
+    /** Back to the ground state, any sequence in progress dropped. */
+    reset(): void
     registerOscHandler(ident: number, handler: OscHandler): Disposable
     readonly _oscParser: { readonly _handlers: Record<number, Array<OscHandler>> }
     readonly _dcsParser: { readonly _handlers: Record<number, Array<DcsHandler>> }
@@ -57,6 +64,13 @@ export interface InputHandler {
 
 export interface Core {
   writeSync(data: string | Uint8Array): void
+  /** What `writeSync` queues through: a throw inside it leaves it busy, and every later write queued. */
+  readonly _writeBuffer: {
+    _isSyncWriting: boolean
+    _writeBuffer: Array<unknown>
+    _callbacks: Array<unknown>
+    _pendingData: number
+  }
   readonly _inputHandler: InputHandler
   readonly _bufferService: {
     readonly buffers: {
@@ -65,11 +79,48 @@ export interface Core {
       readonly onBufferActivate: Event<{ readonly activeBuffer: CoreBuffer }>
     }
     readonly onScroll: Event<number>
+    readonly cols: number
   }
   /** The DEC private modes as the parser sets them (what the public `terminal.modes` copies on every read). */
   readonly coreService: {
     readonly decPrivateModes: { readonly applicationCursorKeys: boolean; readonly bracketedPasteMode: boolean }
   }
+}
+
+/**
+ * Undo what a handler that threw left behind: the write queue marked busy (every later `writeSync` would
+ * only queue behind it) and the parser inside the sequence it was dispatching. The rest of the chunk it
+ * was parsing is lost; the next write parses normally.
+ */
+export const recoverFromThrow = (core: Core): void => {
+  const queue = core._writeBuffer
+  queue._isSyncWriting = false
+  queue._writeBuffer.length = 0
+  queue._callbacks.length = 0
+  queue._pendingData = 0
+  core._inputHandler._parser.reset()
+}
+
+/**
+ * Erase above (`CSI 1 J`, and `CSI ? 1 J` keeping protected cells): the rows above the cursor and its own row
+ * through the cursor. xterm 6.0.0's own unwraps the row below the cursor by its screen index without the
+ * scrollback offset, so it clears the flag of a wrong row, and throws (leaving the terminal frozen) on
+ * the bottom row of a screen with no scrollback yet when the cursor is past the last column.
+ */
+export const eraseAbove = (core: Core, respectProtect: boolean): void => {
+  const handler = core._inputHandler
+  const buffer = handler._activeBuffer
+  const cols = core._bufferService.cols
+  handler._restrictCursor(cols)
+  let y = buffer.y
+  handler._dirtyRowTracker.markDirty(y)
+  handler._eraseInBufferLine(y, 0, buffer.x + 1, true, respectProtect)
+  if (buffer.x + 1 >= cols) {
+    const below = buffer.lines.get(buffer.ybase + y + 1)
+    if (below !== undefined) below.isWrapped = false
+  }
+  while (y-- > 0) handler._resetBufferLine(y, respectProtect)
+  handler._dirtyRowTracker.markDirty(0)
 }
 
 export const coreOf = (terminal: xterm.Terminal): Core => (terminal as unknown as { readonly _core: Core })._core
