@@ -1,17 +1,19 @@
+/** The first ring's size (a power of two). */
+const INITIAL = 16
+/** No ring yet: most queues (a quick command's capture tail) never receive a line, so none is allocated. */
+const NONE = new Float64Array(0)
+
 /**
  * A FIFO of lines (row, text, UTF-8 bytes) in a ring of parallel arrays that doubles when full: no object
  * per line, no copy per shift, so holding tens of thousands of lines costs the garbage collector nothing
  * but the strings, and a capture's tail, which pushes and drops a line per row of a flood, moves no
  * memory once the ring has grown to the tail's size.
  */
-/** The first ring's size (a power of two). */
-const INITIAL = 16
-
 export class LineQueue {
-  #rows = new Float64Array(INITIAL)
-  #bytes = new Float64Array(INITIAL)
-  #texts: Array<string> = new Array<string>(INITIAL).fill("")
-  #mask = INITIAL - 1
+  #rows = NONE
+  #bytes = NONE
+  #texts: Array<string> = []
+  #mask = -1
   #head = 0
   #size = 0
 
@@ -33,7 +35,7 @@ export class LineQueue {
   }
 
   push(row: number, text: string, bytes: number): void {
-    if (this.#size > this.#mask) this.#grow()
+    if (this.#size === this.#mask + 1) this.#grow()
     const at = (this.#head + this.#size) & this.#mask
     this.#rows[at] = row
     this.#texts[at] = text
@@ -56,17 +58,17 @@ export class LineQueue {
   }
 
   clear(): void {
-    this.#rows = new Float64Array(INITIAL)
-    this.#bytes = new Float64Array(INITIAL)
-    this.#texts = new Array<string>(INITIAL).fill("")
-    this.#mask = INITIAL - 1
+    this.#rows = NONE
+    this.#bytes = NONE
+    this.#texts = []
+    this.#mask = -1
     this.#head = 0
     this.#size = 0
   }
 
-  /** Double the ring, its lines moved to the front in order. */
+  /** Double the ring (or make the first), its lines moved to the front in order. */
   #grow(): void {
-    const capacity = (this.#mask + 1) * 2
+    const capacity = Math.max(INITIAL, (this.#mask + 1) * 2)
     const rows = new Float64Array(capacity)
     const bytes = new Float64Array(capacity)
     const texts = new Array<string>(capacity).fill("")
