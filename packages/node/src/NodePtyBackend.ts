@@ -17,7 +17,7 @@ import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { findProgram } from "./internal/executable.js"
-import { discardPendingInput, makePtyWriter, readOutputNow } from "./internal/ptyWriter.js"
+import { discardPendingInput, makePtyWriter, readOutputNow, readToTheEnd } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
 import * as Teardown from "./Teardown.js"
 
@@ -135,12 +135,14 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         readonly destroyed: boolean
         readonly readableLength: number
         readonly destroy: () => void
+        push: (chunk: Buffer | null) => boolean
       }
     }
     const ttyPath = internals._pty
     const socket = internals._socket
     const isOpen = () => socket !== undefined && !socket.destroyed
     const fd = internals._fd
+    if (socket !== undefined && typeof fd === "number") readToTheEnd(socket, fd)
     const writer = typeof fd === "number" ? makePtyWriter(fd, isOpen) : undefined
     // Only while node's own reading is neither paused nor holding bytes it has not emitted yet: what is read
     // here is then exactly the next output, and goes the same way as node-pty's.

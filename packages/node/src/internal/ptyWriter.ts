@@ -115,6 +115,27 @@ const PENDING_READS = 4
 export const readOutputNow = (fd: number, deliver: (chunk: Uint8Array) => void): boolean =>
   readWhileAvailable(fd, PENDING_READS, (bytes) => deliver(Buffer.from(bytes)))
 
+/** At most this many reads (64 KiB each) for what is left at the end: more than a pty's buffers hold. */
+const REMAINING_READS = 64
+
+/**
+ * Make the end of node's reading wait for the end of the output. libuv ends a stream at a hangup
+ * (`POLLHUP`) that comes after a partial read without reading again (`uv__stream_io`), taking the short
+ * read for "all there was". On a pty that is wrong: the kernel moves what a program writes to the master
+ * with deferred work, so a program that prints its last line and exits can leave that line pending while
+ * the hangup of its exit is already seen, and node, then node-pty, ended without it (the last line of a
+ * run, lost about once in forty runs under load). Before node takes the end of file, the master is read
+ * until the kernel answers `EIO`: a read that finds nothing available first runs that pending work, so
+ * the rest comes out, and goes into the stream ahead of the end, in order.
+ */
+export const readToTheEnd = (socket: { push: (chunk: Buffer | null) => boolean }, fd: number): void => {
+  const push = socket.push.bind(socket)
+  socket.push = (chunk) => {
+    if (chunk === null) readWhileAvailable(fd, REMAINING_READS, (bytes) => push(Buffer.from(bytes)))
+    return push(chunk)
+  }
+}
+
 /**
  * Reads and drops whatever input waits in the pty slave's queue, unread by any program — what the line
  * discipline's flush does on a real ^C. Opened `O_NOCTTY | O_NONBLOCK`: we never become its controlling
