@@ -46,6 +46,21 @@ layer(TestTerminal(), { excludeTestServices: true })("a persistent bash session"
       expect(result.output).not.toContain("7331")
     }))
 
+  it.scoped("our markers with the right nonce, printed by a program that holds the terminal, settle nothing (4)", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell()
+      // a subshell inherits the hook, so it can print a perfect prompt; it is not the shell at its prompt
+      // (the foreground group is the subshell's), which only the foreground check can tell
+      yield* send("n=$(declare -f __agent_terminal_prompt | grep -o '7331;D;[0-9a-f]*' | head -1 | cut -d';' -f3)")
+      const result = yield* send(
+        "( printf '\\033]7331;D;%s;0\\007$ \\033]7331;B;%s\\007' \"$n\" \"$n\"; sleep 0.5; echo after )"
+      )
+      expect(result.waitReason).toBe("prompt")
+      expect(result.output).toBe("$ after")
+      const next = yield* send("echo next")
+      expect(next.output).toBe("next")
+    }))
+
   it.scoped("a stale prompt of an earlier command never settles the current send (4)", () =>
     Effect.gen(function*() {
       const { send } = yield* openShell()
