@@ -104,7 +104,7 @@ const XTERM_SCROLLBACK = 64
 const HARVEST_BATCH = 16
 
 /** A row's text from `startCol` to `endCol` (its end), without trailing blanks when `trimRight`. */
-const textOf = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
+const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
   line.translateToString(
     false,
     startCol,
@@ -420,7 +420,7 @@ export class Emulator {
     while (this.#harvested < upTo) {
       const next = lines.get(index + 1)
       const wrapped = line?.isWrapped ?? false
-      const text = line === undefined ? "" : textOf(line, !(next?.isWrapped ?? false), 0, undefined)
+      const text = line === undefined ? "" : lineText(line, !(next?.isWrapped ?? false), 0, undefined)
       const bytes = Utf8.byteLength(text)
       if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text, bytes)
       else this.log.append(text, bytes)
@@ -443,7 +443,7 @@ export class Emulator {
   #rowText(row: number, startCol: number, endCol: number | undefined): string {
     const line = this.#line(row)
     if (line === undefined) return ""
-    return textOf(line, endCol === undefined && !this.#rowWrapped(row + 1), startCol, endCol)
+    return lineText(line, endCol === undefined && !this.#rowWrapped(row + 1), startCol, endCol)
   }
 
   #liveLines(): Array<{ text: string; wrapped: boolean }> {

@@ -72,7 +72,7 @@ export class RawTerminal {
     const dialect = Effect.runSync(Effect.provide(ShellDialect.ShellDialect, BashDialect.layer))
     const launch = dialect.launch({ nonce, shell: "bash" })
     const terminal = new RawTerminal(launch.file, launch.args, { env: cleanEnv(launch.env), ...options })
-    terminal.defaultMarker = `\x1b]${ShellMarkers.OSC_NUMBER};B;${nonce}\x07`
+    terminal.defaultMarker = ShellMarkers.encode("B", nonce)
     return terminal
   }
 

@@ -103,6 +103,10 @@ const readWhileAvailable = (fd: number, maxReads: number, onRead: (bytes: Buffer
   return true
 }
 
+/** `readWhileAvailable` handing over copies: pieces delivered onwards outlive the next read. */
+const readCopies = (fd: number, maxReads: number, onChunk: (chunk: Buffer) => unknown): boolean =>
+  readWhileAvailable(fd, maxReads, (bytes) => onChunk(Buffer.from(bytes)))
+
 /** At most this many reads by one `readOutputNow` (the rest follows through node's own reads). */
 const PENDING_READS = 4
 
@@ -113,7 +117,7 @@ const PENDING_READS = 4
  * before it answers `EAGAIN`), so everything written before the call is read by it.
  */
 export const readOutputNow = (fd: number, deliver: (chunk: Uint8Array) => void): boolean =>
-  readWhileAvailable(fd, PENDING_READS, (bytes) => deliver(Buffer.from(bytes)))
+  readCopies(fd, PENDING_READS, deliver)
 
 /** At most this many reads (64 KiB each) for what is left at the end: more than a pty's buffers hold. */
 const REMAINING_READS = 64
@@ -131,7 +135,7 @@ const REMAINING_READS = 64
 export const readToTheEnd = (socket: { push: (chunk: Buffer | null) => boolean }, fd: number): void => {
   const push = socket.push.bind(socket)
   socket.push = (chunk) => {
-    if (chunk === null) readWhileAvailable(fd, REMAINING_READS, (bytes) => push(Buffer.from(bytes)))
+    if (chunk === null) readCopies(fd, REMAINING_READS, push)
     return push(chunk)
   }
 }

@@ -199,7 +199,7 @@ export const boundStringSequences = (core: Core, limit: number): void => {
  * UTF-32 code points as a string. Payloads within the BMP (all of our markers) take `fromCharCode` over the
  * array directly, which costs a fraction of spreading it into `fromCodePoint` (three markers per send).
  */
-const textOf = (codePoints: Uint32Array): string => {
+const fromCodePoints = (codePoints: Uint32Array): string => {
   for (let i = 0; i < codePoints.length; i++) {
     if (codePoints[i]! > 0xffff) return String.fromCodePoint(...codePoints)
   }
@@ -222,7 +222,7 @@ export class SmallOscHandler implements OscHandler {
       this.#data = ""
       return
     }
-    this.#data += textOf(data.subarray(start, end))
+    this.#data += fromCodePoints(data.subarray(start, end))
   }
   end(success: boolean): boolean {
     const payload = this.#data
