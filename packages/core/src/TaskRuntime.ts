@@ -16,11 +16,13 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { TerminalError } from "./Errors.js"
-import { InvalidInput, TaskNotFound } from "./Errors.js"
+import type { InvalidConfig, TerminalError } from "./Errors.js"
+import { InvalidInput, LimitReached, TaskNotFound } from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
 import { TaskId } from "./Ids.js"
+import { Registry } from "./Registry.js"
 import { SendRequest } from "./Session.js"
+import * as TerminalConfig from "./TerminalConfig.js"
 
 /**
  * Where a task is: still running, blocked waiting for input on its terminal, or ended (with its result,
@@ -97,13 +99,34 @@ export interface TaskEvent {
 }
 
 /**
+ * A place within an owner's cap on live tasks, taken before the work exists (so that nothing is started past
+ * the cap: a one-shot run reserves before it spawns). Handed to `start`, which uses it, or released.
+ *
+ * @since 0.2.0
+ */
+export interface TaskReservation {
+  readonly owner: OwnerId
+  /** Give the place back (nothing once `start` has used it). */
+  readonly release: () => void
+}
+
+/**
  * @since 0.1.0
  */
 export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")<
   TaskRuntime,
   {
-    /** Start a task now; its id is returned once the work is forked. */
-    readonly start: <A>(owner: OwnerId, spec: TaskSpec<A>) => Effect.Effect<TaskId>
+    /**
+     * Start a task now; its id is returned once the work is forked. Refused with `LimitReached` (nothing is
+     * run) when the owner has as many live tasks as the runtime allows.
+     */
+    readonly start: <A>(
+      owner: OwnerId,
+      spec: TaskSpec<A>,
+      reservation?: TaskReservation
+    ) => Effect.Effect<TaskId, LimitReached>
+    /** Take a place within the owner's cap for a task to start later; `LimitReached` when there is none. */
+    readonly reserve: (owner: OwnerId) => Effect.Effect<TaskReservation, LimitReached>
     /** What is new since the last look; with `wait`, block until the task ends or `timeoutMs` passes. */
     readonly output: (
       owner: OwnerId,
@@ -143,10 +166,13 @@ interface Entry {
   seen: string
 }
 
+/** A task id of 96 random bits. */
 const newId = (): TaskId => {
-  const bytes = new Uint8Array(8)
+  const bytes = new Uint8Array(12)
   globalThis.crypto.getRandomValues(bytes)
-  return TaskId.make(`t-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`)
+  let hex = ""
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0")
+  return TaskId.make(`t-${hex}`)
 }
 
 /** The part of `current` the owner has not seen yet. */
@@ -160,14 +186,29 @@ const delta = (seen: string, current: string): string => {
 }
 
 /**
- * Build the runtime in a scope; closing the scope interrupts every task.
+ * Options of the runtime.
  *
- * @since 0.1.0
+ * @since 0.2.0
  */
-export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never, Scope.Scope> = Effect
-  .gen(function*() {
+export interface Options {
+  /** Live (not ended) tasks one owner may hold; one more is refused with `LimitReached`. Default 64. */
+  readonly maxLivePerOwner?: number | undefined
+}
+
+/**
+ * Build the runtime in a scope with `options`; closing the scope interrupts every task.
+ *
+ * @since 0.2.0
+ */
+export const makeWith = (
+  options: Options = {}
+): Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const tasks = new Map<TaskId, Entry>()
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    const maxLive = options.maxLivePerOwner ?? 64
+    const tasks = new Registry<TaskId, Entry>((entry) => entry.owner, 0)
     const completions = yield* PubSub.unbounded<TaskEvent>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(completions))
 
@@ -198,7 +239,7 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
         output,
         ...(ended !== undefined && Exit.isSuccess(ended) ? { result: ended.value } : {}),
         ...(failure !== undefined ? { error: { _tag: failure._tag, message: failure.message } } : {}),
-        elapsedMs: (entry.endedAt ?? Date.now()) - entry.startedAt
+        elapsedMs: (entry.endedAt ?? now()) - entry.startedAt
       }
     }
 
@@ -210,14 +251,41 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
           : Effect.succeed(entry)
       })
 
-    const start = <A>(owner: OwnerId, spec: TaskSpec<A>) =>
+    /** Places taken by reservations not used yet, per owner. */
+    const pending = new Map<OwnerId, number>()
+    const held = (owner: OwnerId) =>
+      tasks.countOf(owner, (entry) => entry.exit === undefined) + (pending.get(owner) ?? 0)
+    const limitReached = () => new LimitReached({ limit: "tasks", max: maxLive })
+
+    const reserve = (owner: OwnerId) =>
+      Effect.suspend((): Effect.Effect<TaskReservation, LimitReached> => {
+        if (held(owner) >= maxLive) return Effect.fail(limitReached())
+        pending.set(owner, (pending.get(owner) ?? 0) + 1)
+        let kept = true
+        return Effect.succeed({
+          owner,
+          release: () => {
+            if (!kept) return
+            kept = false
+            const left = (pending.get(owner) ?? 1) - 1
+            if (left > 0) pending.set(owner, left)
+            else pending.delete(owner)
+          }
+        })
+      })
+
+    // Registered and forked in one uninterruptible step: an interrupted start leaves no task without a fiber.
+    const start = <A>(owner: OwnerId, spec: TaskSpec<A>, reservation?: TaskReservation) =>
       Effect.gen(function*() {
-        const id = newId()
+        if (reservation !== undefined && reservation.owner === owner) reservation.release()
+        else if (held(owner) >= maxLive) return yield* limitReached()
+        const id = tasks.mint(newId)
+        if (id === undefined) return yield* Effect.dieMessage("task ids keep colliding: the random source is broken")
         const entry: Entry = {
           id,
           owner,
           spec: spec as TaskSpec<unknown>,
-          startedAt: Date.now(),
+          startedAt: now(),
           done: yield* Deferred.make<Exit.Exit<unknown, TerminalError>>(),
           fiber: undefined,
           exit: undefined,
@@ -234,13 +302,13 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
           Effect.forkIn(scope)
         )
         return id
-      })
+      }).pipe(Effect.uninterruptible)
 
     /** Record a task's end once: its exit, the waiters woken, the completion published. */
     const settleEntry = (entry: Entry, exit: Exit.Exit<unknown, TerminalError>) =>
       Effect.suspend(() => {
         if (entry.exit !== undefined) return Effect.void
-        entry.endedAt = Date.now()
+        entry.endedAt = now()
         entry.exit = exit
         return (entry.spec.onEnd ?? Effect.void).pipe(
           Effect.zipRight(Deferred.succeed(entry.done, exit)),
@@ -292,25 +360,51 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
         yield* entry.spec.input(input)
       })
 
-    const list = (owner: OwnerId) =>
-      Effect.sync(() => [...tasks.values()].filter((entry) => entry.owner === owner).map((entry) => view(entry, false)))
+    const list = (owner: OwnerId) => Effect.sync(() => tasks.ownedBy(owner).map((entry) => view(entry, false)))
 
     const remove = (owner: OwnerId, taskId: string) =>
-      kill(owner, taskId).pipe(Effect.zipRight(Effect.sync(() => tasks.delete(taskId as TaskId))), Effect.asVoid)
+      kill(owner, taskId).pipe(Effect.zipRight(Effect.sync(() => tasks.discard(taskId as TaskId))), Effect.asVoid)
 
     const removeOwner = (owner: OwnerId) =>
       Effect.forEach(
-        [...tasks.values()].filter((entry) => entry.owner === owner),
+        tasks.ownedBy(owner),
         (entry) => remove(owner, entry.id).pipe(Effect.ignore),
         { discard: true }
       )
 
-    return { start, output, kill, write, list, remove, removeOwner, completions }
+    return { start, reserve, output, kill, write, list, remove, removeOwner, completions }
   })
 
 /**
- * The in-memory runtime.
+ * Build the runtime in a scope (the default cap: 64 live tasks per owner); closing the scope interrupts
+ * every task.
+ *
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never, Scope.Scope> = makeWith()
+
+/**
+ * The in-memory runtime, with the default cap (64 live tasks per owner).
  *
  * @since 0.1.0
  */
 export const layer: Layer.Layer<TaskRuntime> = Layer.scoped(TaskRuntime, make)
+
+/**
+ * The in-memory runtime with its cap from the settings (`maxTasksPerOwner`).
+ *
+ * @since 0.2.0
+ */
+export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.TerminalSettings> = Layer.scoped(
+  TaskRuntime,
+  Effect.flatMap(TerminalConfig.TerminalSettings, (config) => makeWith({ maxLivePerOwner: config.maxTasksPerOwner }))
+)
+
+/**
+ * The in-memory runtime with its cap validated from `config` (fails with `InvalidConfig`).
+ *
+ * @since 0.2.0
+ */
+export const layerConfig = (
+  config: TerminalConfig.TerminalConfigInput = {}
+): Layer.Layer<TaskRuntime, InvalidConfig> => layerFromSettings.pipe(Layer.provide(TerminalConfig.layer(config)))
