@@ -16,7 +16,7 @@ import * as ScriptedShell from "../src/ScriptedShell.js"
  */
 const owner = OwnerId.make("owner")
 
-const config = { pollIntervalMs: 100, exactProbeAfterMs: 150, idleSilenceMs: 150, handoffGraceMs: 100 }
+const config = { pollIntervalMs: 100, exactProbeAfterMs: 150, idleSilenceMs: 100, handoffGraceMs: 100 }
 
 /** What the inspector reports now; a scenario changes it as it goes. `foreground` undefined: the shell. */
 const world = () => {
@@ -108,7 +108,7 @@ describe("readiness under the TestClock, with scripted /proc facts", () => {
       facts.readBytes = 1000
       const sending = yield* send("print(1)")
       // it waits the whole time, but has read nothing of what was written
-      expect(yield* within(sending, 120)).toBeUndefined()
+      expect(yield* within(sending, 70)).toBeUndefined()
       const probed = facts.probes
       expect(probed).toBeGreaterThan(5)
       facts.readBytes += "print(1)\r".length
@@ -126,10 +126,12 @@ describe("readiness under the TestClock, with scripted /proc facts", () => {
       facts.readCalls = undefined
       const sending = yield* send("x = 1")
       // still in the wait it was in before the write: nothing shows it took the input
-      expect(yield* within(sending, 120)).toBeUndefined()
-      // it leaves the wait (working on the line) ...
+      expect(yield* within(sending, 70)).toBeUndefined()
+      // it leaves the wait (working on the line) long enough for a probe to see it ...
       facts.waiting = false
-      expect(yield* within(sending, 100)).toBeUndefined()
+      const probed = facts.probes
+      expect(yield* within(sending, config.pollIntervalMs + 10)).toBeUndefined()
+      expect(facts.probes).toBeGreaterThan(probed)
       // ... and comes back to it
       facts.waiting = true
       const settled = yield* within(sending, 200)
