@@ -50,8 +50,12 @@ it.live("a run interrupted before its task has guarded it leaves no task and no 
     const seconds = uniqueSleep()
     const seen = yield* Effect.gen(function*() {
       const exec = yield* Exec.Exec
+      // whatever happens, the gate opens before the service ends (a held run would hold its end)
+      yield* Effect.addFinalizer(() => Deferred.succeed(gate, undefined))
       const running = yield* Effect.fork(exec.exec(owner, { spawn: { _tag: "child", argv: ["sleep", seconds] } }))
       yield* Deferred.await(entered)
+      // the run's program is started (under load its exec of `sleep` may still be on its way)
+      for (let i = 0; i < 200 && sleepers(seconds).length === 0; i++) yield* Effect.sleep(10)
       expect(sleepers(seconds).length).toBe(1)
       // the caller gives up (a timeout, a cancelled request) while the task has not begun its work
       const interrupting = yield* Effect.fork(Fiber.interrupt(running))
