@@ -11,6 +11,7 @@ import { runningAtStart } from "./input.js"
 import type { SessionRuntime } from "./session.js"
 import type { Decisive, Settled, Watch } from "./settled.js"
 import { commandStart, continuationAfter, promptAfter } from "./shellState.js"
+import { onAfterPoll } from "./wake.js"
 
 /** Whether the capture has been moved past the command line's echo (done once per send: see `Capture.rebase`). */
 export interface PromptProgress {
@@ -118,13 +119,13 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
         Math.min(config.pollIntervalMs, watch.idleMs ?? config.idleSilenceMs, watch.timeoutMs)
       let cancelTimer: (() => void) | undefined
       let cancelDeadline: (() => void) | undefined
-      let pause: ReturnType<typeof setImmediate> | undefined
+      let cancelPause: (() => void) | undefined
       let finished = false
       const stop = () => {
         finished = true
         cancelTimer?.()
         cancelDeadline?.()
-        if (pause !== undefined) clearImmediate(pause)
+        cancelPause?.()
         unlisten()
         unlistenCancel()
       }
@@ -149,13 +150,11 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
       }
       // Output pauses for an event-loop turn without a prompt: the `stdin_read` tier's probe is due.
       const pauseFrom = (bytes: number) => {
-        pause = setImmediate(() => {
-          pause = setImmediate(() => {
-            pause = undefined
-            if (decided()) return
-            if (session.activity.bytes === bytes) finish(none)
-            else pauseFrom(session.activity.bytes)
-          })
+        cancelPause = onAfterPoll(() => {
+          cancelPause = undefined
+          if (decided()) return
+          if (session.activity.bytes === bytes) finish(none)
+          else pauseFrom(session.activity.bytes)
         })
       }
       const onChange = line
@@ -165,7 +164,7 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
         }
         : () => {
           cancelTimer?.()
-          if (!decided() && pause === undefined) pauseFrom(session.activity.bytes)
+          if (!decided() && cancelPause === undefined) pauseFrom(session.activity.bytes)
         }
       if (watch.cancel?.cancelled === true) return resume(Effect.succeed(cancelled))
       const unlisten = session.activity.listen(onChange)

@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type { SessionRuntime } from "./session.js"
-import { nextTurn } from "./wake.js"
+import { nextTurn, onNextTurn } from "./wake.js"
 
 /** How much output is parsed before the reader lets the event loop read more (see `startReader`). */
 const SLICE_BYTES = 16 * 1024
@@ -81,7 +81,7 @@ export const startReader = (
         declined++
         return false
       }
-      if (turnBytes === 0) setImmediate(turnEnded)
+      if (turnBytes === 0) onNextTurn(turnEnded)
       turnBytes += chunk.length
       parse(chunk)
       if (!woke()) runFork(publish)

@@ -67,22 +67,32 @@ export const makeTimers: Effect.Effect<Timers> = Effect.clockWith((clock) =>
   })
 )
 
+/** Call `f` in the check phase of this turn of the event loop (after the I/O callbacks being run now). */
+export const onNextTurn = (f: () => void): () => void => {
+  const immediate = setImmediate(f)
+  return () => clearImmediate(immediate)
+}
+
+/** Call `f` after the next poll for I/O: output that was readable now has been read by then. */
+export const onAfterPoll = (f: () => void): () => void => {
+  let immediate = setImmediate(() => {
+    immediate = setImmediate(f)
+  })
+  return () => clearImmediate(immediate)
+}
+
 /**
  * The check phase of this turn of the event loop: after the I/O callbacks being run now. A reader that
  * yields here lets node read its ptys before it parses on.
  */
-export const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const immediate = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(immediate))
-})
+export const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) =>
+  Effect.sync(onNextTurn(() => resume(Effect.void)))
+)
 
 /** After the next poll for I/O: output that was readable now has been read (and handed on) by then. */
-export const afterPoll: Effect.Effect<void> = Effect.async<void>((resume) => {
-  let immediate = setImmediate(() => {
-    immediate = setImmediate(() => resume(Effect.void))
-  })
-  return Effect.sync(() => clearImmediate(immediate))
-})
+export const afterPoll: Effect.Effect<void> = Effect.async<void>((resume) =>
+  Effect.sync(onAfterPoll(() => resume(Effect.void)))
+)
 
 /**
  * Output activity: when the last bytes arrived, and a wake-up for whoever waits for the next change.
