@@ -27,7 +27,11 @@ layer(TestTerminal(), { excludeTestServices: true })("an interrupted open or clo
         // On a fast machine the open may beat 20 ms: then it is an open session like any other.
         if (Exit.isSuccess(timed)) yield* service.close(owner, Ids.SessionId.make(timed.value.sessionId))
         expect(yield* service.list(owner)).toEqual([])
-        expect(children().filter((pid) => !before.includes(pid))).toEqual([])
+        // a shell left behind stays; what ends by itself (the first session's cgroup probe, which goes on
+        // when the open that started it is interrupted) is given a moment
+        const extra = () => children().filter((pid) => !before.includes(pid))
+        for (let i = 0; i < 100 && extra().length > 0; i++) yield* Effect.sleep(10)
+        expect(extra()).toEqual([])
         const opened = yield* service.open(owner, { name: "again" })
         expect((yield* service.list(owner)).map((info) => info.name)).toEqual(["again"])
         expect((yield* service.close(owner, Ids.SessionId.make(opened.sessionId))).outcome).toBe("closed")
