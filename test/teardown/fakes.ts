@@ -77,7 +77,7 @@ const backend = (world: World) =>
             ttyPath: undefined,
             containment: "sweep",
             output,
-            exited,
+            exited: Deferred.await(exited),
             write: (data) =>
               Effect.gen(function*() {
                 const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8")

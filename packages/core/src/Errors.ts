@@ -183,6 +183,26 @@ export class TaskNotFound extends Schema.TaggedError<TaskNotFound>("@agent-termi
 }
 
 /**
+ * An owner reached a cap: `limit` names what is capped (`terminals`: open sessions; `tasks`: live background
+ * tasks), `max` is the cap. Nothing was started; close or end something first.
+ *
+ * @since 0.2.0
+ */
+export class LimitReached extends Schema.TaggedError<LimitReached>("@agent-terminal/LimitReached")(
+  "LimitReached",
+  { limit: Schema.String, max: Schema.Number }
+) {
+  override get message() {
+    const what = this.limit === "terminals"
+      ? "open terminals (close one with terminal_close)"
+      : this.limit === "tasks"
+      ? "live background tasks (wait for one, or end it with task_kill)"
+      : this.limit
+    return `limit reached: at most ${this.max} ${what} per owner`
+  }
+}
+
+/**
  * Every error a terminal operation can fail with.
  *
  * @since 0.1.0
@@ -200,6 +220,7 @@ export type TerminalError =
   | SandboxUnavailable
   | CleanupFailed
   | TaskNotFound
+  | LimitReached
 
 /**
  * The schema of every terminal error, for decoding them on the other side of a wire.
@@ -218,5 +239,6 @@ export const TerminalError = Schema.Union(
   SpawnFailed,
   SandboxUnavailable,
   CleanupFailed,
-  TaskNotFound
+  TaskNotFound,
+  LimitReached
 )

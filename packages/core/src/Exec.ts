@@ -11,7 +11,14 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { InvalidInput, SandboxUnavailable, SpawnFailed, TaskNotFound, TerminalError } from "./Errors.js"
+import type {
+  InvalidInput,
+  LimitReached,
+  SandboxUnavailable,
+  SpawnFailed,
+  TaskNotFound,
+  TerminalError
+} from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
 import { ReadResult } from "./Session.js"
 import { TaskInput, TaskStatus } from "./TaskRuntime.js"
@@ -225,7 +232,7 @@ export class Exec extends Context.Tag("@agent-terminal/core/Exec")<
     readonly exec: (
       owner: OwnerId,
       request: ExecRequest
-    ) => Effect.Effect<ExecResult, SpawnFailed | SandboxUnavailable | InvalidInput>
+    ) => Effect.Effect<ExecResult, SpawnFailed | SandboxUnavailable | InvalidInput | LimitReached>
     /** The task's status and its output since the previous look (`wait`: block until there is news). */
     readonly poll: (
       owner: OwnerId,

@@ -121,26 +121,31 @@ export const layerNoop: Layer.Layer<ProcessInspector> = Layer.succeed(
 
 /**
  * Scripted facts, for unit tests of the readiness engine: each `probe` call takes the next scripted
- * result (the last one repeats).
+ * result (the last one repeats). A fact may be a function of the terminal asked about, read at each call
+ * (a test changes what it returns as its scenario goes on); `foregroundGroup` absent: none resolvable.
  *
  * @since 0.1.0
  */
 export const layerTest = (script: {
-  readonly foregroundGroup?: number
-  readonly probes: ReadonlyArray<Probe>
+  readonly foregroundGroup?: number | ((terminal: TerminalRef) => number | undefined)
+  readonly probes: ReadonlyArray<Probe | ((terminal: TerminalRef) => Probe)>
   readonly tree?: ReadonlyArray<ProcessInfo>
 }): Layer.Layer<ProcessInspector> =>
   Layer.sync(ProcessInspector, () => {
     let index = 0
-    const next = (): Probe => {
+    const next = (terminal: TerminalRef): Probe => {
       const probe = script.probes[Math.min(index, script.probes.length - 1)] ?? { _tag: "Miss", reason: "empty script" }
       index++
-      return probe
+      return typeof probe === "function" ? probe(terminal) : probe
     }
+    const { foregroundGroup } = script
     return ProcessInspector.of({
       exact: true,
-      foregroundGroup: () => Effect.succeed(Option.fromNullable(script.foregroundGroup)),
-      probe: () => Effect.sync(next),
+      foregroundGroup: (terminal) =>
+        Effect.sync(() =>
+          Option.fromNullable(typeof foregroundGroup === "function" ? foregroundGroup(terminal) : foregroundGroup)
+        ),
+      probe: (terminal) => Effect.sync(() => next(terminal)),
       processTree: () => Effect.succeed(script.tree ?? [])
     })
   })

@@ -6,11 +6,19 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
 import type { CleanupFailed, InvalidInput, SandboxUnavailable, SpawnFailed } from "./Errors.js"
+import type { SignalName } from "./Session.js"
+
+/**
+ * A signal the service sends to a process group of a session's terminal: the closed set a session may be sent
+ * (DESIGN §8), core's own type (no platform's signal names leak into the contract).
+ *
+ * @since 0.2.0
+ */
+export type Signal = SignalName
 
 /**
  * What to run and where.
@@ -94,8 +102,8 @@ export interface PtyProcess {
    * (reading is paused for flow control, the terminal is gone): the caller waits for the output instead.
    */
   readonly flushOutput?: Effect.Effect<boolean> | undefined
-  /** Completes when the process exits (output may still be draining). */
-  readonly exited: Deferred.Deferred<ExitStatus>
+  /** Completes, with how it ended, when the process exits (output may still be draining); may be awaited many times. */
+  readonly exited: Effect.Effect<ExitStatus>
   /**
    * Completes once every byte is in the kernel (the pty's input queue), not merely queued: what a cancel
    * waits for before it signals. Writes land whole and in call order; a pty that is gone is not an error
@@ -115,7 +123,7 @@ export interface PtyProcess {
    * Send a signal to a process group of this session's terminal. The backend refuses groups that are not
    * the session's (its own process group, pid 1); `false` when the group no longer exists.
    */
-  readonly signalGroup: (pgid: number, signal: NodeJS.Signals) => Effect.Effect<boolean>
+  readonly signalGroup: (pgid: number, signal: Signal) => Effect.Effect<boolean>
   /** End the whole process tree, children first; idempotent, and retryable after a failure. */
   readonly terminate: Effect.Effect<TeardownReport, CleanupFailed>
 }

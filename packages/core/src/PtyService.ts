@@ -15,6 +15,7 @@ import type {
   ForeignSession,
   InvalidConfig,
   InvalidInput,
+  LimitReached,
   SandboxUnavailable,
   SendActive,
   SessionExited,
@@ -74,17 +75,24 @@ export interface CancelResult {
 export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
   PtyService,
   {
-    /** Start a session; settles when the shell shows its prompt (or the command is ready). */
+    /**
+     * Start a session; settles when the shell shows its prompt (or the command is ready). Refused with
+     * `LimitReached` when the owner holds `maxTerminalsPerOwner` sessions. Interrupted, it leaves nothing
+     * behind (no entry, no name taken, no process).
+     */
     readonly open: (
       owner: OwnerId,
       request: OpenRequest
-    ) => Effect.Effect<OpenResult, SpawnFailed | SandboxUnavailable | InvalidInput | DuplicateName>
-    /** Write input and wait until the program is ready for more (or the send must stop waiting). */
+    ) => Effect.Effect<OpenResult, SpawnFailed | SandboxUnavailable | InvalidInput | DuplicateName | LimitReached>
+    /**
+     * Write input and wait until the program is ready for more (or the send must stop waiting). A background
+     * send is refused with `LimitReached` (nothing written) when the owner holds `maxTasksPerOwner` live tasks.
+     */
     readonly send: (
       owner: OwnerId,
       sessionId: SessionId,
       request: SendRequest
-    ) => Effect.Effect<SendResult, LookupError | SendActive | SessionExited | InvalidInput>
+    ) => Effect.Effect<SendResult, LookupError | SendActive | SessionExited | InvalidInput | LimitReached>
     /** A page of the session's transcript. */
     readonly read: (
       owner: OwnerId,
@@ -105,7 +113,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
      * cancelled send ends interrupted. A background send is killed through the task runtime.
      */
     readonly cancel: (owner: OwnerId, sessionId: SessionId) => Effect.Effect<CancelResult, LookupError>
-    /** End the session and its whole process tree. */
+    /** End the session and its whole process tree; a close that failed or was interrupted can be retried. */
     readonly close: (
       owner: OwnerId,
       sessionId: SessionId

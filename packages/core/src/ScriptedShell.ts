@@ -46,7 +46,9 @@ const prompt = (nonce: string, status: number) =>
  * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
  * 0, or the number after `exit-status ` (`exit-status 3`); `burst N P` prints the lines `1` to `N`,
  * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `block` runs
- * until a SIGINT to the shell's group (then status 130, as bash reports it); `exit` ends the process.
+ * until a SIGINT to the shell's group (then status 130, as bash reports it); `repl` starts a REPL that
+ * answers every line with its echo and `>>> ` (and a SIGINT with `KeyboardInterrupt`) until `exit()`;
+ * `exit` ends the process.
  *
  * @since 0.1.0
  */
@@ -58,6 +60,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
     let pending = ""
     let ended = false
     let blocked = false
+    let repl = false
     let sink: ((chunk: Uint8Array) => boolean) | undefined
     const deliver = (chunk: Uint8Array) => {
       if (sink === undefined || !sink(chunk)) output.unsafeOffer(chunk)
@@ -86,7 +89,16 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
     }
     /** What running `line` prints, and (a flood) the size of the pieces it arrives in. */
     const run = (line: string): { readonly text: string; readonly pieceBytes?: number } => {
+      if (repl) {
+        if (line.trim() !== "exit()") return { text: `${line}\r\n>>> ` }
+        repl = false
+        return { text: `${line}\r\n${prompt(nonce, 0)}` }
+      }
       const started = `${line}\r\n${ShellMarkers.encode("C", nonce)}`
+      if (line.trim() === "repl") {
+        repl = true
+        return { text: `${started}>>> ` }
+      }
       if (line.trim() === "block") {
         blocked = true
         return { text: started }
@@ -109,7 +121,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       attachSink: (next) => {
         sink = next
       },
-      exited,
+      exited: Deferred.await(exited),
       write: (data) =>
         Effect.sync(() => {
           if (ended) return
@@ -148,6 +160,9 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
             blocked = false
             pending = ""
             emit(`^C\r\n${prompt(nonce, 130)}`)
+          } else if (signal === "SIGINT" && repl) {
+            pending = ""
+            emit(`^C\r\nKeyboardInterrupt\r\n>>> `)
           }
           return true
         }),
@@ -159,49 +174,70 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
   })
 
 /**
- * The backend, the dialect that hands each shell its nonce, and an exact inspector that sees every
- * scripted shell in its terminal's foreground (and never waiting for input).
+ * The backend and the dialect that hands each shell its nonce.
  *
- * @since 0.1.0
+ * @since 0.2.0
  */
-export const layer: Layer.Layer<PtyBackend | ShellDialect | ProcessInspector> = Layer.mergeAll(
+export const layerShell: Layer.Layer<PtyBackend | ShellDialect> = Layer.mergeAll(
   Layer.succeed(PtyBackend, { spawn }),
   Layer.succeed(ShellDialect, {
     name: "scripted",
     promptText,
     launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
-  }),
-  Layer.succeed(
-    ProcessInspector,
-    ProcessInspector.of({
-      exact: true,
-      foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
-      probe: (terminal) =>
-        Effect.succeed({
-          _tag: "Snapshot",
-          pgid: terminal.shellPid,
-          members: [terminal.shellPid],
-          waitingOnTerminal: false,
-          readCalls: undefined
-        }),
-      processTree: () => Effect.succeed([])
-    })
-  )
+  })
 )
 
 /**
- * The whole service over scripted shells: no sandbox, an empty host environment, tasks in memory.
+ * The inspector that comes with the scripted shells: exact, it sees every shell in its terminal's
+ * foreground, never waiting for input.
+ *
+ * @since 0.2.0
+ */
+export const inspector: ProcessInspector["Type"] = ProcessInspector.of({
+  exact: true,
+  foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
+  probe: (terminal) =>
+    Effect.succeed({
+      _tag: "Snapshot",
+      pgid: terminal.shellPid,
+      members: [terminal.shellPid],
+      waitingOnTerminal: false,
+      readCalls: undefined
+    }),
+  processTree: () => Effect.succeed([])
+})
+
+/**
+ * The backend, the dialect, and the scripted inspector.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<PtyBackend | ShellDialect | ProcessInspector> = Layer.merge(
+  layerShell,
+  Layer.succeed(ProcessInspector, inspector)
+)
+
+/**
+ * The whole service over scripted shells: no sandbox, an empty host environment, tasks in memory. The
+ * inspector can be swapped alone (`inspector`: e.g. scripted `/proc` facts for the readiness engine).
  *
  * @since 0.1.0
  */
 export const layerService = (
-  config: TerminalConfig.TerminalConfigInput = {}
-): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | ProcessInspector, InvalidConfig> =>
-  PtyService.layerConfig({ shell: "scripted-shell", ...config }).pipe(
+  options: {
+    readonly config?: TerminalConfig.TerminalConfigInput | undefined
+    /** The inspector, in place of the scripted one (e.g. `ProcessInspector.layerTest`). */
+    readonly inspector?: Layer.Layer<ProcessInspector> | undefined
+  } = {}
+): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | ProcessInspector, InvalidConfig> => {
+  const config = { shell: "scripted-shell", ...options.config }
+  return PtyService.layerConfig(config).pipe(
     Layer.provideMerge(Layer.mergeAll(
-      layer,
+      layerShell,
+      options.inspector ?? Layer.succeed(ProcessInspector, inspector),
       EnvPolicy.layer({ host: {}, cwd: "/" }),
-      TaskRuntime.layer,
+      TaskRuntime.layerConfig(config),
       Sandbox.layerNone
     ))
   )
+}

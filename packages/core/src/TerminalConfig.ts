@@ -46,7 +46,11 @@ export const TerminalConfigSchema = Schema.Struct({
   /** A one-shot run's no-output watchdog: 10 min without output or input kills the tree. 0: none. */
   execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", 600_000),
   /** How long a foreground run (and a waiting `process poll`) holds the call before it returns a task id. */
-  execYieldMs: positive("execYieldMs", 30_000)
+  execYieldMs: positive("execYieldMs", 30_000),
+  /** Open (and opening) terminals one owner may hold; one more is refused with `LimitReached`. */
+  maxTerminalsPerOwner: positive("maxTerminalsPerOwner", 32),
+  /** Live background tasks (background sends, one-shot runs) one owner may hold; one more is `LimitReached`. */
+  maxTasksPerOwner: positive("maxTasksPerOwner", 64)
 })
 
 /**
@@ -76,7 +80,9 @@ const positiveFields = [
   "maxReadBytes",
   "maxResultBytes",
   "cols",
-  "rows"
+  "rows",
+  "maxTerminalsPerOwner",
+  "maxTasksPerOwner"
 ] as const
 
 const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs"] as const

@@ -27,6 +27,12 @@ export * as PtyBackend from "./PtyBackend.js"
  */
 export * as PtyService from "./PtyService.js"
 /**
+ * An owner-scoped registry of live entries with bounded tombstones and fresh ids.
+ *
+ * @since 0.2.0
+ */
+export * as Registry from "./Registry.js"
+/**
  * @since 0.1.0
  */
 export * as Sandbox from "./Sandbox.js"

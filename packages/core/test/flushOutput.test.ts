@@ -49,7 +49,7 @@ const heldPromptRepl = (options: { readonly flush: boolean }) => {
           ttyPath: undefined,
           containment: "sweep",
           output,
-          exited,
+          exited: Deferred.await(exited),
           ...(options.flush ? { flushOutput: Effect.sync(() => (release(), true)) } : {}),
           write: (data) =>
             Effect.sync(() => {

@@ -208,7 +208,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       attachSink: (next) => {
         sink = next
       },
-      exited,
+      exited: Deferred.await(exited),
       write: (data: string | Uint8Array) =>
         writer !== undefined
           ? writer.write(typeof data === "string" ? Buffer.from(data, "utf8") : data)
@@ -231,7 +231,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
         }),
       pause: Effect.sync(() => terminal.pause()),
       resume: Effect.sync(() => terminal.resume()),
-      signalGroup: (pgid: number, signal: NodeJS.Signals) => Signals.signalGroup(pgid, signal),
+      signalGroup: (pgid: number, signal: PtyBackend.Signal) => Signals.signalGroup(pgid, signal),
       terminate
     } satisfies PtyBackend.PtyProcess
   })

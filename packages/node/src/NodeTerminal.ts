@@ -69,7 +69,7 @@ export const layer = (
   NodeExec.layerConfig(config, { containment: options.containment }).pipe(
     Layer.provideMerge(PtyService.layerConfig(config)),
     Layer.provideMerge(inspectorLayer),
-    Layer.provideMerge(TaskRuntime.layer),
+    Layer.provideMerge(TaskRuntime.layerConfig(config)),
     Layer.provide(Layer.mergeAll(
       options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
       BashDialect.layer,

@@ -8,6 +8,7 @@
  */
 import type { PtyBackend } from "@agent-terminal/core"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -147,15 +148,29 @@ export class Cgroups extends Context.Tag("@agent-terminal/node/Cgroups")<
 export const layerCgroups: Layer.Layer<Cgroups> = Layer.scoped(
   Cgroups,
   Effect.gen(function*() {
-    const probed = yield* Effect.cached(cgroup.probe(nodeEnv()))
-    let root: Option.Option<CgroupRoot> = Option.none()
+    const scope = yield* Effect.scope
+    const probed = yield* Deferred.make<Option.Option<CgroupRoot>>()
+    let started = false
     yield* Effect.addFinalizer(() =>
-      Option.match(root, {
-        onNone: () => Effect.void,
-        onSome: (r) => Effect.sync(() => cgroup.removeCgroupSync(r.path))
-      })
+      Deferred.poll(probed).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.void,
+          onSome: Effect.flatMap(Option.match({
+            onNone: () => Effect.void,
+            onSome: (root) => Effect.sync(() => cgroup.removeCgroupSync(root.path))
+          }))
+        }))
+      )
     )
-    return Cgroups.of({ available: Effect.tap(probed, (r) => Effect.sync(() => (root = r))) })
+    // The probe runs once, in a fiber of its own: a first caller interrupted while it runs (an open under a
+    // caller's timeout) stops waiting, and the probe still completes for everyone (a memoized effect run in
+    // the caller's fiber, `Effect.cached`, keeps that caller's interruption as its result for good).
+    const start = Effect.suspend(() => {
+      if (started) return Effect.void
+      started = true
+      return Effect.asVoid(Effect.forkIn(Effect.intoDeferred(cgroup.probe(nodeEnv()), probed), scope))
+    })
+    return Cgroups.of({ available: Effect.zipRight(Effect.uninterruptible(start), Deferred.await(probed)) })
   })
 )
 

@@ -29,6 +29,12 @@ export interface Group {
 /** The owner of every bench session. */
 export const owner = Ids.OwnerId.make("bench")
 
+/**
+ * The owner of the `i`-th of many sessions at once: one agent each, as many agents at once would run them
+ * (an owner holds at most `maxTerminalsPerOwner` terminals, 32 by default).
+ */
+export const agent = (i: number) => Ids.OwnerId.make(`bench-agent-${i}`)
+
 /** `full` or `quick` by the run's mode. */
 export const size = (options: RunOptions, full: number, quick: number): number => options.quick ? quick : full
 

@@ -6,7 +6,7 @@
 import { PtyService } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import type { Group, RunOptions } from "./Harness.js"
-import { guard, now, owner, pause, size, withTerminal } from "./Harness.js"
+import { agent, guard, now, pause, size, withTerminal } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { allMet, compare } from "./Metric.js"
 import * as Proc from "./Proc.js"
@@ -40,13 +40,13 @@ const measure = (options: RunOptions) =>
       options.progress(`idle: no session, ${ms} ms`)
       const opened = yield* Effect.forEach(
         Array.from({ length: SESSIONS }, (_, i) => i),
-        (i) => service.open(owner, { name: `idle-${i}` }),
+        (i) => service.open(agent(i), { name: `idle-${i}` }),
         { concurrency: 16 }
       )
       yield* pause(1000)
       const busy = yield* window(ms, opened.map((o) => o.pid))
       options.progress(`idle: ${SESSIONS} sessions, ${ms} ms`)
-      yield* service.closeOwner(owner)
+      yield* Effect.forEach(Array.from({ length: SESSIONS }, (_, i) => agent(i)), service.closeOwner, { discard: true })
       return { empty, busy, ms }
     })
   )

@@ -1,6 +1,7 @@
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type { ProcessInfo, ProcessInspector } from "../ProcessInspector.js"
 import type { SessionRuntime } from "./session.js"
 
@@ -17,6 +18,9 @@ export interface Interrupted {
 /** How long, after the SIGINT, a job that the shell was starting in that instant is still caught. */
 const FOLLOW_MS = 250
 const POLL_MS = 5
+
+/** The follow-up's looks: every `POLL_MS`, for `FOLLOW_MS`. */
+const follow = Schedule.spaced(POLL_MS).pipe(Schedule.upTo(FOLLOW_MS))
 
 const identity = (info: ProcessInfo) => `${info.pid}:${info.startTime}:${info.comm}`
 
@@ -67,18 +71,18 @@ export const interruptForeground = (
     const waitingForInput = inspector.exact
       ? Effect.map(inspector.probe(terminal), (probe) => probe._tag === "Snapshot" && probe.waitingOnTerminal)
       : Effect.succeed(false)
-    const deadline = Date.now() + FOLLOW_MS
-    while (Date.now() < deadline && runtime.exit === undefined) {
-      yield* Effect.sleep(POLL_MS)
+    /** One look at the terminal after the signal: `true` once the follow-up can end. */
+    const look = Effect.gen(function*() {
+      if (runtime.exit !== undefined) return true
       const group = yield* inspector.foregroundGroup(terminal)
-      if (Option.isNone(group)) continue
-      if (group.value === home) {
-        if (backAtPrompt() || (yield* waitingForInput)) break
-        continue
-      }
+      if (Option.isNone(group)) return false
+      if (group.value === home) return backAtPrompt() || (yield* waitingForInput)
       const fresh = (yield* members(group.value)).some((info) => !seen.has(identity(info)))
-      if (fresh) yield* hit(group.value)
-      else if (yield* waitingForInput) break
-    }
+      if (!fresh) return yield* waitingForInput
+      yield* hit(group.value)
+      return false
+    })
+    yield* Effect.sleep(POLL_MS)
+    yield* Effect.repeat(look, { schedule: follow, until: (done) => done })
     return { discarded, signalled }
   }).pipe(Effect.withSpan("PtyService.interruptForeground"))

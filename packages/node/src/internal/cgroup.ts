@@ -1,8 +1,8 @@
 import type { ProcessInspector } from "@agent-terminal/core"
-import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -56,6 +56,7 @@ export const JOIN_SCRIPT = "echo $$ > \"$0/cgroup.procs\" && exec \"$@\""
 const PROBE_SCRIPT = "echo $$ > \"$0/cgroup.procs\""
 export const SHELL = "/bin/sh"
 const PARENT_PREFIX = "agent-terminal-"
+const REMOVE_POLL_MS = 5
 
 const errorCode = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
@@ -134,14 +135,11 @@ const runProbe = (dir: string) =>
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
-const removeWhenEmpty = (dir: string, waitMs: number) =>
-  Effect.gen(function*() {
-    const deadline = (yield* Clock.currentTimeMillis) + waitMs
-    while (!removeCgroupSync(dir)) {
-      if ((yield* Clock.currentTimeMillis) >= deadline) return false
-      yield* Effect.sleep(5)
-    }
-    return true
+/** Remove the cgroup once it is empty: tried every `REMOVE_POLL_MS` for at most `waitMs`; true once removed. */
+const removeWhenEmpty = (dir: string, waitMs: number): Effect.Effect<boolean> =>
+  Effect.repeat(Effect.sync(() => removeCgroupSync(dir)), {
+    schedule: Schedule.passthrough<number, boolean, never>(Schedule.spaced(REMOVE_POLL_MS).pipe(Schedule.upTo(waitMs))),
+    until: (removed) => removed
   })
 
 /**

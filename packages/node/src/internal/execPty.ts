@@ -110,7 +110,7 @@ export const spawnPty = (
     })
     yield* reader.pipe(
       Effect.catchAllCause(() => Effect.void),
-      Effect.zipRight(Deferred.await(process.exited)),
+      Effect.zipRight(process.exited),
       Effect.flatMap((status) => Deferred.succeed(drained, status)),
       Effect.zipRight(Effect.sync(() => {
         waiting = false

@@ -12,6 +12,7 @@ import {
   ProcessInspector,
   PtyBackend,
   PtyService,
+  Registry,
   Sandbox,
   TaskRuntime,
   TerminalConfig
@@ -32,6 +33,9 @@ import { inputPayload } from "./execProcess.js"
 import { spawnPty } from "./execPty.js"
 import type { Run } from "./execRun.js"
 import { fromTaskView, fullOf, labelOf, news, summaryOf, summaryOfTask, viewOf } from "./execRun.js"
+
+/** What `uninterruptibleMask` hands its body: makes a part of it interruptible again. */
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /** Ended runs an owner keeps for `poll`/`log` before the oldest are forgotten. */
 const MAX_ENDED_PER_OWNER = 32
@@ -63,31 +67,24 @@ export const make: Effect.Effect<
   const terminals = yield* PtyService.PtyService
   const containment = yield* Effect.context<Teardown.Cgroups | Teardown.HostExit>()
   const serviceScope = yield* Effect.scope
-  const runs = new Map<string, Run>()
-  const removed = new Map<string, Ids.OwnerId>()
+  const runs = new Registry.Registry<string, Run>((run) => run.owner, REMOVED_MEMORY)
   let counter = 0
-
-  const remember = (taskId: string, owner: Ids.OwnerId) => {
-    removed.set(taskId, owner)
-    if (removed.size > REMOVED_MEMORY) removed.delete(removed.keys().next().value!)
-  }
 
   const forget = (run: Run) =>
     Effect.sync(() => {
       if (run.id === undefined) return
-      runs.delete(run.id)
-      remember(run.id, run.owner)
+      runs.remove(run.id)
       run.started.transcript.dispose()
     })
 
   /** Forget runs the task runtime no longer knows (their owner's connection ended), and the oldest ended ones. */
   const prune = Effect.gen(function*() {
-    const owners = new Set([...runs.values()].map((run) => run.owner))
+    const owners = new Set(runs.values().map((run) => run.owner))
     for (const owner of owners) {
       const known = new Set((yield* tasks.list(owner)).map((view) => view.taskId as string))
-      const mine = [...runs.values()].filter((run) => run.owner === owner)
+      const mine = runs.ownedBy(owner)
       for (const run of mine) if (run.id !== undefined && !known.has(run.id)) yield* forget(run)
-      const ended = mine.filter((run) => run.outcome !== undefined && runs.has(run.id!))
+      const ended = mine.filter((run) => run.outcome !== undefined && runs.get(run.id!) !== undefined)
       ended.sort((a, b) => a.outcome!.endedAt - b.outcome!.endedAt)
       for (const run of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_PER_OWNER))) {
         yield* tasks.remove(owner, run.id!).pipe(Effect.ignore)
@@ -99,8 +96,9 @@ export const make: Effect.Effect<
   /** The owner's run with this id; `None` when it is not a run of this owner (maybe a background send). */
   const findRun = (owner: Ids.OwnerId, taskId: string) =>
     Effect.gen(function*() {
-      const run = runs.get(taskId)
-      if (run === undefined || run.owner !== owner) return Option.none<Run>()
+      const found = runs.find(owner, taskId)
+      if (found._tag !== "Live") return Option.none<Run>()
+      const run = found.entry
       const known = (yield* tasks.list(owner)).some((view) => view.taskId === taskId)
       if (!known) {
         yield* forget(run)
@@ -209,13 +207,20 @@ export const make: Effect.Effect<
       })
     })
 
-  /** Spawn a run and make it a task; until the task owns the run's scope, a failure or an interruption closes it. */
-  const start = (owner: Ids.OwnerId, request: Exec.ExecRequest) =>
+  /**
+   * Spawn a run and make it a task. Run inside `exec`'s uninterruptible region: only the spawn is restored
+   * to interruptible. The run's place within the owner's cap is reserved before it is spawned; until the task
+   * owns the run's scope, a failure or an interruption closes it (and gives the place back); the run is
+   * returned only once it is guarded.
+   */
+  const start = (owner: Ids.OwnerId, request: Exec.ExecRequest, restore: Restore) =>
     Effect.gen(function*() {
+      // The run's place within the owner's cap on live tasks, taken before anything is spawned.
+      const reservation = yield* tasks.reserve(owner)
       const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
       let owned = false
       const register = Effect.gen(function*() {
-        const started = yield* spawn(owner, request, `exec-${++counter}`).pipe(Scope.extend(scope))
+        const started = yield* restore(spawn(owner, request, `exec-${++counter}`).pipe(Scope.extend(scope)))
         const run: Run = {
           id: undefined,
           owner,
@@ -241,7 +246,7 @@ export const make: Effect.Effect<
           waitingForInput: () => run.outcome === undefined && started.waitingForInput(),
           input: (input) => started.input(input),
           finalOutput: (result) => result.output
-        })
+        }, reservation)
         owned = true
         run.id = id
         runs.set(id, run)
@@ -251,8 +256,32 @@ export const make: Effect.Effect<
         return run
       })
       return yield* register.pipe(
-        Effect.onExit((exit) => owned ? Effect.void : Scope.close(scope, exit))
+        Effect.onExit((exit) =>
+          owned ? Effect.void : Effect.zipRight(Effect.sync(reservation.release), Scope.close(scope, exit))
+        )
       )
+    })
+
+  /** An interrupted foreground run leaves nothing: its task is killed (its tree ended) and forgotten. */
+  const discard = (owner: Ids.OwnerId, run: Run) =>
+    tasks.remove(owner, run.id!).pipe(Effect.ignore, Effect.zipRight(forget(run)))
+
+  /** A foreground run: its news within the yield window, then its end (or its task id to follow it). */
+  const foreground = (owner: Ids.OwnerId, request: Exec.ExecRequest, run: Run) =>
+    Effect.gen(function*() {
+      const id = run.id!
+      yield* news(run, request.yieldMs ?? config.execYieldMs)
+      if (run.outcome === undefined) return viewOf(run, run.started.transcript.takeNew(), true)
+      yield* Deferred.await(run.done)
+      const result = viewOf(run, fullOf(run), false)
+      if (!result.truncated) {
+        yield* tasks.remove(owner, id).pipe(Effect.ignore)
+        yield* forget(run)
+        return result
+      }
+      // the output was cut: keep the run so `log` can page through all of it
+      run.started.transcript.takeNew()
+      return { ...result, taskId: id }
     })
 
   const checkMillis = (field: string, value: number | undefined) =>
@@ -271,23 +300,13 @@ export const make: Effect.Effect<
       return yield* new Errors.InvalidInput({ field: "command", reason: "is empty" })
     }
     yield* prune
-    const run = yield* start(owner, request)
-    const id = run.id!
-    if (request.background === true) return viewOf(run, { text: "", truncated: false }, true)
-    yield* news(run, request.yieldMs ?? config.execYieldMs).pipe(
-      Effect.onInterrupt(() => tasks.remove(owner, id).pipe(Effect.ignore, Effect.zipRight(forget(run))))
+    // Interrupted at any point (a caller's timeout, a cancelled request), the run leaves no trace.
+    return yield* Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(start(owner, request, restore), (run) =>
+        request.background === true
+          ? Effect.succeed(viewOf(run, { text: "", truncated: false }, true))
+          : restore(foreground(owner, request, run)).pipe(Effect.onInterrupt(() => discard(owner, run))))
     )
-    if (run.outcome === undefined) return viewOf(run, run.started.transcript.takeNew(), true)
-    yield* Deferred.await(run.done)
-    const result = viewOf(run, fullOf(run), false)
-    if (!result.truncated) {
-      yield* tasks.remove(owner, id).pipe(Effect.ignore)
-      yield* forget(run)
-      return result
-    }
-    // the output was cut: keep the run so `log` can page through all of it
-    run.started.transcript.takeNew()
-    return { ...result, taskId: id }
   })
 
   const poll = Effect.fn("Exec.poll")(function*(owner: Ids.OwnerId, taskId: string, options: Exec.PollOptions = {}) {
@@ -389,10 +408,10 @@ export const make: Effect.Effect<
       return { taskId, outcome: "removed" as const }
     }
     return yield* tasks.remove(owner, taskId).pipe(
-      Effect.zipRight(Effect.sync(() => remember(taskId, owner))),
+      Effect.zipRight(Effect.sync(() => runs.remember(taskId, owner))),
       Effect.as({ taskId, outcome: "removed" as const }),
       Effect.catchTag("TaskNotFound", (error) =>
-        removed.get(taskId) === owner
+        runs.find(owner, taskId)._tag === "Gone"
           ? Effect.succeed({ taskId, outcome: "already-removed" as const })
           : Effect.fail(error))
     )
@@ -407,7 +426,7 @@ export const make: Effect.Effect<
 
   yield* Effect.addFinalizer(() =>
     Effect.forEach(
-      [...runs.values()],
+      runs.values(),
       (run) =>
         (run.outcome === undefined && run.id !== undefined
           ? tasks.kill(run.owner, run.id).pipe(Effect.ignore, Effect.zipRight(Deferred.await(run.done)))

@@ -1,6 +1,6 @@
 import type { ProcessInspector, PtyBackend } from "@agent-terminal/core"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import {
   handlesTerm,
   identityHolds,
@@ -59,6 +59,16 @@ const identityOf = (info: ProcessInfo): string => `${info.pid}:${info.startTime}
 const POLL_MS = 10
 const SETTLE_POLL_MS = 5
 const FIRST_SETTLE_POLL_MS = 2
+
+/**
+ * The rescans after a KILL: most KILLed processes are gone within a couple of milliseconds, so the first
+ * look comes early, then every `SETTLE_POLL_MS`, for at most `settleMs`.
+ */
+const settleSchedule = (settleMs: number) =>
+  Schedule.fromDelay(FIRST_SETTLE_POLL_MS).pipe(
+    Schedule.andThen(Schedule.spaced(SETTLE_POLL_MS)),
+    Schedule.upTo(settleMs)
+  )
 
 /** A guard built from individual stat reads (for scans that do not read the whole table). */
 export const guardFromReader = (env: TreeEnv, exclude?: ReadonlyArray<number>): Guard =>
@@ -121,17 +131,23 @@ export const terminateTree = (
     // A phase may start from the view the previous phase ended with (a scan of the whole table is the
     // expensive part); every phase still ends on a fresh scan, so forks made meanwhile are found.
     const settle = (withRoot: boolean, from?: TreeView) =>
-      Effect.gen(function*() {
-        const deadline = (yield* Clock.currentTimeMillis) + options.settleMs
-        let view = from ?? scan()
-        for (let round = 0; targets(view, withRoot).length > 0; round++) {
-          if ((yield* Clock.currentTimeMillis) >= deadline) break
-          for (const info of targets(view, withRoot)) send(info, "SIGKILL", info === view.root)
-          // Most KILLed processes are gone within a couple of milliseconds: look early once, then poll.
-          yield* Effect.sleep(round === 0 ? FIRST_SETTLE_POLL_MS : SETTLE_POLL_MS)
-          view = scan()
-        }
-        return view
+      Effect.suspend(() => {
+        let fresh: TreeView | undefined = from ?? scan()
+        const look = Effect.sync(() => {
+          const view = fresh ?? scan()
+          fresh = undefined
+          return view
+        })
+        // KILL what each look finds, look again after each pause of the schedule, until nothing is left or
+        // `settleMs` has passed (what the last look found is then a survivor).
+        const kill = (view: TreeView) =>
+          Effect.sync(() => {
+            for (const info of targets(view, withRoot)) send(info, "SIGKILL", info === view.root)
+          })
+        return Effect.repeat(look, {
+          schedule: Schedule.passthrough(settleSchedule(options.settleMs).pipe(Schedule.tapInput(kill))),
+          until: (view) => targets(view, withRoot).length === 0
+        })
       })
     const graceWhile = (
       graceMs: number,
@@ -139,16 +155,20 @@ export const terminateTree = (
       onScan: (view: TreeView) => void,
       from?: TreeView
     ) =>
-      Effect.gen(function*() {
-        const deadline = (yield* Clock.currentTimeMillis) + graceMs
-        let view = from ?? scan()
-        onScan(view)
-        while (waiting(view) && (yield* Clock.currentTimeMillis) < deadline) {
-          yield* Effect.sleep(POLL_MS)
-          view = scan()
+      Effect.suspend(() => {
+        let first = true
+        const look = Effect.sync(() => {
+          const view = first && from !== undefined ? from : scan()
+          first = false
           onScan(view)
-        }
-        return view
+          return view
+        })
+        return Effect.repeat(look, {
+          schedule: Schedule.passthrough<number, TreeView, never>(
+            Schedule.spaced(POLL_MS).pipe(Schedule.upTo(graceMs))
+          ),
+          until: (view) => !waiting(view)
+        })
       })
 
     let view: TreeView | undefined

@@ -1,0 +1,63 @@
+/**
+ * What every send starts with: the input classified, the probe before the write (unless the shell's own
+ * marker will be the evidence), the capture opened at the cursor, the write, and the watch its race reads.
+ */
+import { Utf8 } from "@agent-terminal/terminal"
+import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import type { SendRequest } from "../Session.js"
+import * as Input from "./input.js"
+import type { SessionRuntime } from "./session.js"
+import type { Deps } from "./sessions.js"
+import type { Watch } from "./settled.js"
+import type { Restore } from "./slot.js"
+import type { CancelSignal } from "./wake.js"
+
+/** Fails as an interruption once the send is cancelled (raced against a wait that is not a listener). */
+const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRight(cancel.await, Effect.interrupt)
+
+/** Probe, open the capture at the cursor, write: what both a foreground and a background send start with. */
+export const begin = (
+  deps: Deps,
+  runtime: SessionRuntime,
+  request: SendRequest,
+  input: string,
+  timeoutMs: number,
+  interruptible: Restore = identity,
+  cancel?: CancelSignal
+) =>
+  Effect.gen(function*() {
+    const { config, inspector, timers } = deps
+    const kind = Input.classify(runtime.type, runtime.shell, input)
+    // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
+    // the group's read counters from just before the write.
+    const probe = () => inspector.probe(runtime.terminal)
+    const before = inspector.exact && kind._tag !== "Line"
+      ? yield* interruptible(cancel === undefined ? probe() : Effect.raceFirst(probe(), cancelled(cancel)))
+      : undefined
+    // A cancel that won before the write: nothing is written, the send ends interrupted.
+    if (cancel?.cancelled === true) return yield* Effect.interrupt
+    const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
+    const baseline = runtime.shell.seq
+    const bytesAtWrite = runtime.activity.bytes
+    const started = timers.now()
+    yield* runtime.process.write(input)
+    const watch: Watch = {
+      session: runtime,
+      inspector,
+      config,
+      timers,
+      promptText: deps.dialect.promptText,
+      kind,
+      baseline,
+      writtenAt: timers.now(),
+      timeoutMs,
+      idleMs: request.idleMs,
+      before,
+      written: Utf8.byteLength(input),
+      bytesAtWrite,
+      capture,
+      cancel
+    }
+    return { watch, capture, baseline, started }
+  })

@@ -1,0 +1,102 @@
+/**
+ * A send's result, from how its wait ended: the output up to where it settled (echo dropped, bounded head and
+ * tail), the notes the model reads, the screen while a full-screen program holds the terminal.
+ */
+import { Capture, type Emulator } from "@agent-terminal/terminal"
+import type { SendRequest, SendResult } from "../Session.js"
+import type { TerminalConfig } from "../TerminalConfig.js"
+import { stripEcho } from "./input.js"
+import { statusOf } from "./session.js"
+import type { SessionRuntime } from "./session.js"
+import { type Decisive, reasonOf } from "./settled.js"
+
+/**
+ * How a send ended, as its result reports it: a decisive end of its wait, or `Abandoned` — a command sent
+ * as one unit was incomplete and has been discarded with Ctrl-C; `after` is how the wait after that ended.
+ */
+export type Outcome = Decisive | { readonly _tag: "Abandoned"; readonly after: Decisive }
+
+/** What the model reads when a command sent as one unit was incomplete and has been discarded. */
+const abandonedNote = "[nothing ran: the shell waited for more of this command (an unclosed quote, a heredoc " +
+  "without its end line, an unfinished block), so it was discarded with Ctrl-C]"
+
+/** What the model reads when a line left the shell at its continuation prompt (deliberately, perhaps). */
+const continuationNote = "[the shell waits for the rest of this command at its continuation prompt: send the " +
+  "rest, or keys [\"C-c\"] to drop it]"
+
+/** The output of a send whose program holds the screen and printed nothing before it. */
+const fullScreenNote = "[a full-screen program holds the terminal: see screen]"
+
+const decisiveOf = (outcome: Outcome): Decisive => outcome._tag === "Abandoned" ? outcome.after : outcome
+
+/**
+ * A full-screen program holds the terminal: the alternate screen is on (vim, htop, less), or a program
+ * waits for a key with application cursor keys set (a pager that keeps the main screen, `less -X`).
+ */
+const holdsScreen = (runtime: SessionRuntime, outcome: Outcome): boolean => {
+  const modes = runtime.emulator.modes
+  return modes.alternateScreen || (modes.applicationCursor && decisiveOf(outcome)._tag === "StdinRead")
+}
+
+/**
+ * Where the send's output ends. A program that holds the screen without the alternate screen (`less` as git
+ * starts it, `LESS=FRX`: it sets application cursor keys and waits for a key): what is on the screen goes
+ * in `screen`, the output keeps only what scrolled above it.
+ */
+export const endOf = (runtime: SessionRuntime, outcome: Outcome): Emulator.Position => {
+  const end = decisiveOf(outcome).end
+  if (!holdsScreen(runtime, outcome) || runtime.emulator.modes.alternateScreen) return end
+  const top = runtime.emulator.screenTop()
+  return top.row < end.row ? top : end
+}
+
+/** The send's output up to where it settled: the echo dropped (unless the capture moved past it). */
+export const outputOf = (
+  runtime: SessionRuntime,
+  request: SendRequest,
+  captured: Emulator.Captured,
+  baseline: number
+): string => {
+  const rebased = runtime.shell.since(baseline).some((marker) => marker.kind === "C")
+  return rebased ? captured.text : stripEcho(captured.text, request)
+}
+
+/** The output the model reads: the notes of an abandoned or unfinished command line. */
+export const textOf = (outcome: Outcome, output: string): string => {
+  switch (outcome._tag) {
+    case "Abandoned":
+      return abandonedNote
+    case "Continuation":
+      return `${output}${output === "" ? "" : "\n"}${continuationNote}`
+    default:
+      return output
+  }
+}
+
+/**
+ * The send's result: the output over the cap cut to its head and tail (code points intact), and, while a
+ * full-screen program holds the terminal, the screen as a person sees it instead of a byte stream.
+ */
+export const resultOf = (
+  config: TerminalConfig,
+  runtime: SessionRuntime,
+  outcome: Outcome,
+  text: string,
+  truncated: boolean,
+  elapsedMs: number
+): SendResult => {
+  const cut = Capture.fit(text, config.maxResultBytes)
+  const screen = holdsScreen(runtime, outcome) ? runtime.emulator.screen() : undefined
+  const decisive = decisiveOf(outcome)
+  const continuation = outcome._tag === "Abandoned" || outcome._tag === "Continuation"
+  return {
+    output: screen !== undefined && cut.text.trim() === "" ? fullScreenNote : cut.text,
+    waitReason: reasonOf(decisive),
+    ...(outcome._tag === "Prompt" && outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+    sessionStatus: statusOf(runtime),
+    ...(screen !== undefined ? { screen: { rows: screen.rows, cursor: screen.cursor } } : {}),
+    truncated: truncated || cut.truncated,
+    ...(continuation ? { continuation: true } : {}),
+    elapsedMs
+  }
+}
