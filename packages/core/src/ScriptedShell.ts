@@ -23,7 +23,8 @@ import type { ExitStatus, PtyProcess, SpawnRequest } from "./PtyBackend.js"
 import { PtyBackend } from "./PtyBackend.js"
 import * as PtyService from "./PtyService.js"
 import * as Sandbox from "./Sandbox.js"
-import { ShellDialect } from "./ShellDialect.js"
+import type { Dialect } from "./ShellDialect.js"
+import * as ShellDialects from "./ShellDialects.js"
 import * as TaskRuntime from "./TaskRuntime.js"
 import type * as TerminalConfig from "./TerminalConfig.js"
 
@@ -159,18 +160,25 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
   })
 
 /**
+ * The scripted shell's dialect: it hands each shell its nonce (the shell is named `scripted-shell`).
+ *
+ * @since 0.2.0
+ */
+export const dialect: Dialect = {
+  name: "scripted-shell",
+  promptText,
+  launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
+}
+
+/**
  * The backend, the dialect that hands each shell its nonce, and an exact inspector that sees every
  * scripted shell in its terminal's foreground (and never waiting for input).
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<PtyBackend | ShellDialect | ProcessInspector> = Layer.mergeAll(
+export const layer: Layer.Layer<PtyBackend | ShellDialects.ShellDialects | ProcessInspector> = Layer.mergeAll(
   Layer.succeed(PtyBackend, { spawn }),
-  Layer.succeed(ShellDialect, {
-    name: "scripted",
-    promptText,
-    launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
-  }),
+  ShellDialects.layer([dialect]),
   Layer.succeed(
     ProcessInspector,
     ProcessInspector.of({

@@ -1,11 +1,20 @@
 /**
  * Everything a Node program on this host needs for terminal sessions, wired once: the service over the
- * node-pty backend, the platform's process inspector, the bash dialect, the host environment and the sandbox
+ * node-pty backend, the platform's process inspector, the shell dialects, the host environment and the sandbox
  * (none by default; bubblewrap when configured).
  *
  * @since 0.1.0
  */
-import { EnvPolicy, ProcessInspector, PtyService, Sandbox, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import {
+  EnvPolicy,
+  ProcessInspector,
+  PtyService,
+  Sandbox,
+  type ShellDialect,
+  ShellDialects,
+  TaskRuntime,
+  TerminalConfig
+} from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
 import * as BashDialect from "./BashDialect.js"
 import * as Bubblewrap from "./Bubblewrap.js"
@@ -21,6 +30,20 @@ import * as NodePtyBackend from "./NodePtyBackend.js"
 export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = process.platform === "linux"
   ? LinuxInspector.layer
   : ProcessInspector.layerNoop
+
+/**
+ * The shells a session can run as its shell: bash.
+ *
+ * @since 0.2.0
+ */
+export const dialects: ReadonlyArray<ShellDialect.Dialect> = [BashDialect.dialect]
+
+/**
+ * The registry of `dialects`.
+ *
+ * @since 0.2.0
+ */
+export const dialectsLayer: Layer.Layer<ShellDialects.ShellDialects> = ShellDialects.layer(dialects)
 
 /**
  * The host's environment (this process's, unless another is given), with an optional trusted mapping from
@@ -72,7 +95,7 @@ export const layer = (
     Layer.provideMerge(TaskRuntime.layer),
     Layer.provide(Layer.mergeAll(
       options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
-      BashDialect.layer,
+      dialectsLayer,
       hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
       sandboxLayer(options.sandbox)
     ))

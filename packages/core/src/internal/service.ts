@@ -31,7 +31,7 @@ import { PtyBackend } from "../PtyBackend.js"
 import type { CancelResult, PtyService } from "../PtyService.js"
 import * as Sandbox from "../Sandbox.js"
 import type { OpenRequest, ReadRequest, SendRequest, SendResult, SessionInfo, SignalName } from "../Session.js"
-import { ShellDialect } from "../ShellDialect.js"
+import { ShellDialects } from "../ShellDialects.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
 import { interruptForeground as interruptSend } from "./interrupt.js"
@@ -39,6 +39,7 @@ import type { Settled, Watch } from "./readiness.js"
 import { settle, settleBackground } from "./readiness.js"
 import type { SendProgress, SessionRuntime } from "./session.js"
 import { Activity, CancelSignal, makeEmulator, makeNonce, SendDone, startReader, statusOf } from "./session.js"
+import { shellOf, typeStartupInput, withoutPadding } from "./shells.js"
 import { ShellState } from "./shellState.js"
 
 /** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
@@ -183,7 +184,7 @@ export const make: Effect.Effect<
   | TerminalSettings
   | PtyBackend
   | ProcessInspector
-  | ShellDialect
+  | ShellDialects
   | EnvPolicy.HostEnvironment
   | Sandbox.Sandbox
   | TaskRuntime
@@ -192,7 +193,7 @@ export const make: Effect.Effect<
   const config = yield* TerminalSettings
   const backend = yield* PtyBackend
   const inspector = yield* ProcessInspector
-  const dialect = yield* ShellDialect
+  const dialects = yield* ShellDialects
   const tasks = yield* TaskRuntime
   const environment = yield* EnvPolicy.HostEnvironment
   const sandbox = yield* Sandbox.Sandbox
@@ -228,7 +229,8 @@ export const make: Effect.Effect<
     status: statusOf(runtime),
     cwd: runtime.cwd,
     containment: runtime.process.containment,
-    busy: runtime.activeTask !== undefined
+    busy: runtime.activeTask !== undefined,
+    ...(runtime.dialect !== undefined ? { shell: runtime.dialect.name } : {})
   })
 
   const watchFor = (
@@ -250,7 +252,7 @@ export const make: Effect.Effect<
     session: runtime,
     inspector,
     config,
-    promptText: dialect.promptText,
+    promptText: runtime.dialect?.promptText ?? "",
     writtenAt: Date.now(),
     capture,
     ...options
@@ -301,6 +303,7 @@ export const make: Effect.Effect<
     if (type === "shell" && request.argv !== undefined) {
       return yield* new InvalidInput({ field: "argv", reason: "a shell session takes no argv; use type \"command\"" })
     }
+    const program = yield* shellOf(dialects, config, type, request)
     counter++
     const name = request.name ?? `${type}-${counter}`
     for (const [id, entry] of sessions) {
@@ -318,8 +321,8 @@ export const make: Effect.Effect<
     const cols = request.cols ?? config.cols
     const rows = request.rows ?? config.rows
     const nonce = type === "shell" ? makeNonce() : undefined
-    const launch = nonce !== undefined
-      ? dialect.launch({ shell: config.shell, nonce })
+    const launch = program !== undefined && nonce !== undefined
+      ? program.dialect.launch({ shell: program.file, nonce })
       : { file: request.argv![0]!, args: request.argv!.slice(1), env: {} }
     const scope = yield* Scope.fork(sessionsScope, ExecutionStrategy.sequential)
     const started = Effect.gen(function*() {
@@ -351,6 +354,7 @@ export const make: Effect.Effect<
         type,
         cwd,
         nonce,
+        dialect: program?.dialect,
         process,
         terminal,
         emulator,
@@ -365,6 +369,9 @@ export const make: Effect.Effect<
         activeSend: undefined
       }
       yield* startReader(runtime, replies).pipe(Scope.extend(scope))
+      const baseline = launch.startupInput === undefined
+        ? 0
+        : yield* typeStartupInput(runtime, inspector, config, launch.startupInput)
       const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
       const settled = yield* settle(watchFor(runtime, capture, {
         timeoutMs: config.openTimeoutMs,
@@ -372,7 +379,7 @@ export const make: Effect.Effect<
         before: undefined,
         written: 0,
         bytesAtWrite: 0,
-        baseline: 0,
+        baseline,
         runningAtStart: false
       }))
       const motd = emulator.finish(capture, emulator.cursor())
@@ -500,7 +507,7 @@ export const make: Effect.Effect<
         return yield* Effect.interrupt
       }
       const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
-      const output = outputOf(runtime, request, captured, baseline)
+      const output = withoutPadding(runtime, settled, outputOf(runtime, request, captured, baseline))
       const text = settled.abandoned === true
         ? abandonedNote
         : settled.continuation === true
@@ -626,7 +633,7 @@ export const make: Effect.Effect<
           return resultOf(
             runtime,
             settled,
-            outputOf(runtime, request, captured, baseline),
+            withoutPadding(runtime, settled, outputOf(runtime, request, captured, baseline)),
             captured.truncated,
             Date.now() - started
           )

@@ -8,6 +8,7 @@ import type { OwnerId, SessionId } from "../Ids.js"
 import type { TerminalRef } from "../ProcessInspector.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
 import type { SessionStatus, SessionType } from "../Session.js"
+import type { Dialect } from "../ShellDialect.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import type { Interrupted } from "./interrupt.js"
 import { ShellState } from "./shellState.js"
@@ -78,6 +79,8 @@ export interface SessionRuntime {
   readonly type: SessionType
   readonly cwd: string
   readonly nonce: string | undefined
+  /** The shell's dialect (a `shell` session). */
+  readonly dialect: Dialect | undefined
   readonly process: PtyProcess
   /** The session's terminal as the inspector knows it (the shell's pid and the pty slave). */
   readonly terminal: TerminalRef
