@@ -18,9 +18,11 @@ import {
 import * as Layer from "effect/Layer"
 import * as BashDialect from "./BashDialect.js"
 import * as Bubblewrap from "./Bubblewrap.js"
+import * as FishDialect from "./FishDialect.js"
 import * as LinuxInspector from "./LinuxInspector.js"
 import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
+import * as ZshDialect from "./ZshDialect.js"
 
 /**
  * The inspector of this platform: `/proc` on Linux; nothing elsewhere (prompts, silence and timeouts).
@@ -32,11 +34,15 @@ export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = pr
   : ProcessInspector.layerNoop
 
 /**
- * The shells a session can run as its shell: bash.
+ * The shells a session can run as its shell: bash, zsh and fish.
  *
  * @since 0.2.0
  */
-export const dialects: ReadonlyArray<ShellDialect.Dialect> = [BashDialect.dialect]
+export const dialects: ReadonlyArray<ShellDialect.Dialect> = [
+  BashDialect.dialect,
+  ZshDialect.dialect,
+  FishDialect.dialect
+]
 
 /**
  * The registry of `dialects`.

@@ -7,6 +7,10 @@ export * as BashDialect from "./BashDialect.js"
  */
 export * as Bubblewrap from "./Bubblewrap.js"
 /**
+ * @since 0.2.0
+ */
+export * as FishDialect from "./FishDialect.js"
+/**
  * @since 0.1.0
  */
 export * as LinuxInspector from "./LinuxInspector.js"
@@ -34,3 +38,7 @@ export * as Signals from "./Signals.js"
  * @since 0.1.0
  */
 export * as Teardown from "./Teardown.js"
+/**
+ * @since 0.2.0
+ */
+export * as ZshDialect from "./ZshDialect.js"

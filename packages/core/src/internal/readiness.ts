@@ -134,7 +134,9 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
     }
   }
   const continuation = continuationAfter(markers)
-  if (continuation !== undefined && cursor.row === continuation.at.row && cursor.col > continuation.at.col) {
+  // Past the marker: after bash's and zsh's `> ` on its row, or on the new line fish adds to the command
+  // line (fish has no continuation prompt; its Enter prints the marker, then the line editor moves on).
+  if (continuation !== undefined && after(cursor, continuation.at)) {
     return { _tag: "continuation", settled: { reason: "prompt", end: continuation.at, continuation: true } }
   }
   return { _tag: "none" }
@@ -273,6 +275,8 @@ const shellAtPrompt = (watch: Watch, pgid: number): boolean => {
 }
 
 const samePosition = (a: Emulator.Position, b: Emulator.Position) => a.row === b.row && a.col === b.col
+
+const after = (a: Emulator.Position, b: Emulator.Position) => a.row > b.row || (a.row === b.row && a.col > b.col)
 
 /**
  * `stdin_read`: the foreground group is blocked reading this terminal, with evidence that it consumed
