@@ -22,6 +22,7 @@ import * as FishDialect from "./FishDialect.js"
 import * as LinuxInspector from "./LinuxInspector.js"
 import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
+import * as PowerShellDialect from "./PowerShellDialect.js"
 import * as ZshDialect from "./ZshDialect.js"
 
 /**
@@ -34,14 +35,16 @@ export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = pr
   : ProcessInspector.layerNoop
 
 /**
- * The shells a session can run as its shell: bash, zsh and fish.
+ * The shells a session can run as its shell: bash, zsh, fish and PowerShell (`pwsh`; its dialect is not
+ * verified against a real pwsh here, see docs/readiness.md).
  *
  * @since 0.2.0
  */
 export const dialects: ReadonlyArray<ShellDialect.Dialect> = [
   BashDialect.dialect,
   ZshDialect.dialect,
-  FishDialect.dialect
+  FishDialect.dialect,
+  PowerShellDialect.dialect
 ]
 
 /**

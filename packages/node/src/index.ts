@@ -31,6 +31,10 @@ export * as NodePtyBackend from "./NodePtyBackend.js"
  */
 export * as NodeTerminal from "./NodeTerminal.js"
 /**
+ * @since 0.2.0
+ */
+export * as PowerShellDialect from "./PowerShellDialect.js"
+/**
  * @since 0.1.0
  */
 export * as Signals from "./Signals.js"
