@@ -38,8 +38,9 @@ const redrawKeyBinding = "\\e\\[5999~"
 /**
  * The init script: the prompt and its re-assertion, the command-start marker, an Enter that reports a
  * continuation, the redraw key, bracketed paste (as fish's own interactive configuration turns it on, which
- * `--no-config` skips), no greeting, no autosuggestions, no history file, and the integration's variable
- * hidden from child processes.
+ * `--no-config` skips), no greeting, no autosuggestions, no history file, no window title (fish's default
+ * `fish_title` runs twice per command line and was most of a `true` round trip: 2.0 → 0.5-1.1 ms), and the
+ * integration's variable hidden from child processes.
  *
  * @since 0.2.0
  */
@@ -49,6 +50,7 @@ export const initScript = (nonce: string): string =>
     `set -g fish_greeting`,
     `set -g fish_history ''`,
     `set -g fish_autosuggestion_enabled 0`,
+    `function fish_title; end`,
     `function __agent_terminal_prompt`,
     `  printf '${osc("D", nonce, ";%s")}${promptText}${osc("B", nonce)}' $status`,
     `end`,
