@@ -369,12 +369,13 @@ export const make: Effect.Effect<
         activeSend: undefined
       }
       yield* startReader(runtime, replies).pipe(Scope.extend(scope))
+      const spawnedAt = Date.now()
       const baseline = launch.startupInput === undefined
         ? 0
         : yield* typeStartupInput(runtime, inspector, config, launch.startupInput)
       const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
       const settled = yield* settle(watchFor(runtime, capture, {
-        timeoutMs: config.openTimeoutMs,
+        timeoutMs: Math.max(1, config.openTimeoutMs - (Date.now() - spawnedAt)),
         idleMs: undefined,
         before: undefined,
         written: 0,
