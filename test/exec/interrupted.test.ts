@@ -1,5 +1,5 @@
 import { Exec, PtyService, TaskRuntime } from "@agent-terminal/core"
-import { BashDialect, NodeExec, NodePtyBackend, NodeTerminal } from "@agent-terminal/node"
+import { NodeExec, NodePtyBackend, NodeTerminal } from "@agent-terminal/node"
 import { expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -37,7 +37,7 @@ const terminal = (gate: Deferred.Deferred<void>, entered: Deferred.Deferred<void
     Layer.provideMerge(gated(gate, entered)),
     Layer.provide(Layer.mergeAll(
       NodePtyBackend.layer,
-      BashDialect.layer,
+      NodeTerminal.dialectsLayer,
       NodeTerminal.hostEnvironmentLayer(),
       NodeTerminal.sandboxLayer()
     ))

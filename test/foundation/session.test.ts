@@ -259,7 +259,7 @@ layer(TestTerminal(), { excludeTestServices: true })("ownership and bad input", 
 })
 
 describe("opening a shell that never prompts", () => {
-  const silent = path.resolve(__dirname, "../fixtures/silent-shell.sh")
+  const silent = path.resolve(__dirname, "../fixtures/silent-shell/bash")
   layer(TestTerminal({ shell: silent, openTimeoutMs: 800 }), { excludeTestServices: true })("", (it) => {
     it.scoped("fails with SpawnFailed and leaves no process behind (1)", () =>
       Effect.gen(function*() {
@@ -270,7 +270,7 @@ describe("opening a shell that never prompts", () => {
         expect((error as Errors.SpawnFailed).reason).toContain("no prompt within 800 ms")
         const leftovers = fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).filter((pid) => {
           try {
-            return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").includes("silent-shell.sh")
+            return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").includes("silent-shell/bash")
           } catch {
             return false
           }

@@ -167,9 +167,9 @@ describe("MCP over Streamable HTTP with a real client", () => {
       sessionId: exiting.sessionId
     })
 
-    const broken = await startServer(["--shell", "/no/such/shell"])
+    const broken = await startServer(["--shell", "/no/such/bash"])
     const { client: unlucky } = await connect(broken)
-    expectError(await call(unlucky, "terminal_open", {}), "SpawnFailed", { command: "/no/such/shell" })
+    expectError(await call(unlucky, "terminal_open", {}), "SpawnFailed", { command: "/no/such/bash" })
 
     const emptyBin = fs.mkdtempSync(path.join(os.tmpdir(), "at-no-bwrap-"))
     try {

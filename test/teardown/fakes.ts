@@ -12,7 +12,7 @@ import {
   TaskRuntime,
   type TerminalConfig
 } from "@agent-terminal/core"
-import { BashDialect, NodeTerminal } from "@agent-terminal/node"
+import { NodeTerminal } from "@agent-terminal/node"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -141,7 +141,7 @@ export const FakeTerminal = (world: World) =>
     Layer.provide(Layer.mergeAll(
       backend(world),
       inspector(world),
-      BashDialect.layer,
+      NodeTerminal.dialectsLayer,
       NodeTerminal.hostEnvironmentLayer(),
       Sandbox.layerNone
     ))

@@ -1,5 +1,5 @@
 import { Errors, ProcessInspector, PtyService, Sandbox, TaskRuntime, type TerminalConfig } from "@agent-terminal/core"
-import { BashDialect, LinuxInspector, NodePtyBackend, NodeTerminal } from "@agent-terminal/node"
+import { LinuxInspector, NodePtyBackend, NodeTerminal } from "@agent-terminal/node"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -37,7 +37,7 @@ const HijackedTerminal = PtyService.layerConfig(config).pipe(
   Layer.provideMerge(TaskRuntime.layer),
   Layer.provide(Layer.mergeAll(
     NodePtyBackend.layer,
-    BashDialect.layer,
+    NodeTerminal.dialectsLayer,
     NodeTerminal.hostEnvironmentLayer(),
     Sandbox.layerNone
   ))

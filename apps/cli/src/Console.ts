@@ -39,7 +39,8 @@ const help = `Plain lines are typed into the current session (terminal_send text
   :kill [ID]         stop a background task (task_kill)
   :exec COMMAND      a one-shot command without a session (exec); a long one becomes a task
   :timeout MS|off    deadline of the next sends (timeoutMs)
-  :open [NAME]       open another shell and switch to it     :use ID|NAME   switch session
+  :open [NAME [SHELL]]  open another shell (bash, zsh, fish, pwsh) and switch to it
+  :use ID|NAME       switch session
   :list              your sessions (terminal_list)            :close [ID]    close a session
   :call TOOL {JSON}  any tool with JSON arguments             :tools         the tools and their parameters
   :full              show long structured fields in full     :quit          leave (Ctrl-D too)
@@ -132,9 +133,12 @@ export const program = Effect.gen(function*() {
       })
     )
 
-  const open = (name: string | undefined) =>
+  const open = (name: string | undefined, shell?: string) =>
     Effect.gen(function*() {
-      const outcome = yield* call("terminal_open", name === undefined ? {} : { name })
+      const outcome = yield* call("terminal_open", {
+        ...(name === undefined ? {} : { name }),
+        ...(shell === undefined ? {} : { shell })
+      })
       if (!outcome.isError) {
         state.current = { sessionId: String(outcome.structured.sessionId), name: String(outcome.structured.name) }
       }
@@ -197,7 +201,7 @@ export const program = Effect.gen(function*() {
           state.timeoutMs = rest[0] === undefined || rest[0] === "off" ? undefined : Number(rest[0])
         }).pipe(Effect.zipRight(print(`timeoutMs: ${state.timeoutMs ?? "default"}`)))
       case "open":
-        return open(rest[0])
+        return open(rest[0], rest[1])
       case "use":
         return rest[0] === undefined ? print(":use ID|NAME") : use(rest[0])
       case "list":

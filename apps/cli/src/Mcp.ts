@@ -6,7 +6,7 @@
  * Settings come from the command line, each with an `AGENT_TERMINAL_*` environment fallback, and are
  * validated once at startup: an invalid one is printed on stderr, naming the field, and the exit code is 2.
  */
-import { Ids, Sandbox, TerminalConfig } from "@agent-terminal/core"
+import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
 import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
 import { Handlers, McpHttp, McpTools } from "@agent-terminal/tools"
 import { McpServer } from "@effect/ai"
@@ -88,7 +88,11 @@ export const settingsOptions = {
   ),
   cols: integer("cols", "AGENT_TERMINAL_COLS", "Default terminal width (default 160)."),
   rows: integer("rows", "AGENT_TERMINAL_ROWS", "Default terminal height (default 40)."),
-  shell: text("shell", "AGENT_TERMINAL_SHELL", "The shell of shell sessions (default bash)."),
+  shell: text(
+    "shell",
+    "AGENT_TERMINAL_SHELL",
+    "The shell of shell sessions that name none: bash (default), zsh, fish or pwsh, or a path to one."
+  ),
   cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one).")
 }
 
@@ -191,8 +195,8 @@ export const configInput = (options: SettingsOptions): TerminalConfig.TerminalCo
 }
 
 /**
- * Validate the settings; an invalid one is reported on stderr with its flag and environment variable, the
- * exit code set to 2, and the command does nothing else.
+ * Validate the settings (the shell must be one with a dialect); an invalid one is reported on stderr with
+ * its flag and environment variable, the exit code set to 2, and the command does nothing else.
  */
 export const withSettings = <A, E, R>(
   options: SettingsOptions,
@@ -202,7 +206,11 @@ export const withSettings = <A, E, R>(
   return TerminalConfig.make(input).pipe(
     Effect.matchEffect({
       onFailure: (invalid) => refuse(invalid.field, invalid.message),
-      onSuccess: (settings) => use(settings, input)
+      onSuccess: (settings) =>
+        Either.match(ShellDialects.resolve(NodeTerminal.dialects, settings.shell), {
+          onLeft: (invalid) => refuse("shell", invalid.message),
+          onRight: () => use(settings, input)
+        })
     })
   )
 }

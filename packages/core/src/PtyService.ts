@@ -40,7 +40,7 @@ import type {
   SignalName,
   SignalResult
 } from "./Session.js"
-import type { ShellDialect } from "./ShellDialect.js"
+import type { ShellDialects } from "./ShellDialects.js"
 import type { TaskRuntime } from "./TaskRuntime.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 
@@ -145,7 +145,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
 export const make = service.make
 
 /**
- * The service, over whatever backend, inspector, dialect, environment and sandbox are provided.
+ * The service, over whatever backend, inspector, shell dialects, environment and sandbox are provided.
  *
  * @since 0.1.0
  */
@@ -154,7 +154,7 @@ export const layer: Layer.Layer<
   never,
   | PtyBackend
   | ProcessInspector
-  | ShellDialect
+  | ShellDialects
   | HostEnvironment
   | TaskRuntime
   | Sandbox.Sandbox
@@ -171,5 +171,5 @@ export const layerConfig = (
 ): Layer.Layer<
   PtyService,
   InvalidConfig,
-  PtyBackend | ProcessInspector | ShellDialect | HostEnvironment | TaskRuntime | Sandbox.Sandbox
+  PtyBackend | ProcessInspector | ShellDialects | HostEnvironment | TaskRuntime | Sandbox.Sandbox
 > => layer.pipe(Layer.provide(TerminalConfig.layer(config)))

@@ -23,7 +23,8 @@ import type { ExitStatus, PtyProcess, SpawnRequest } from "./PtyBackend.js"
 import { PtyBackend } from "./PtyBackend.js"
 import * as PtyService from "./PtyService.js"
 import * as Sandbox from "./Sandbox.js"
-import { ShellDialect } from "./ShellDialect.js"
+import type { Dialect } from "./ShellDialect.js"
+import * as ShellDialects from "./ShellDialects.js"
 import * as TaskRuntime from "./TaskRuntime.js"
 import type * as TerminalConfig from "./TerminalConfig.js"
 
@@ -174,17 +175,24 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
   })
 
 /**
+ * The scripted shell's dialect: it hands each shell its nonce (the shell is named `scripted-shell`).
+ *
+ * @since 0.2.0
+ */
+export const dialect: Dialect = {
+  name: "scripted-shell",
+  promptText,
+  launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
+}
+
+/**
  * The backend and the dialect that hands each shell its nonce.
  *
  * @since 0.2.0
  */
-export const layerShell: Layer.Layer<PtyBackend | ShellDialect> = Layer.mergeAll(
+export const layerShell: Layer.Layer<PtyBackend | ShellDialects.ShellDialects> = Layer.mergeAll(
   Layer.succeed(PtyBackend, { spawn }),
-  Layer.succeed(ShellDialect, {
-    name: "scripted",
-    promptText,
-    launch: ({ nonce, shell }) => ({ file: shell, args: [], env: { [NONCE_VARIABLE]: nonce } })
-  })
+  ShellDialects.layer([dialect])
 )
 
 /**
@@ -212,7 +220,7 @@ export const inspector: ProcessInspector["Type"] = ProcessInspector.of({
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<PtyBackend | ShellDialect | ProcessInspector> = Layer.merge(
+export const layer: Layer.Layer<PtyBackend | ShellDialects.ShellDialects | ProcessInspector> = Layer.merge(
   layerShell,
   Layer.succeed(ProcessInspector, inspector)
 )

@@ -64,6 +64,11 @@ export const ContainmentSchema = Schema.Literal("cgroup", "sweep", "pid-namespac
  */
 export const OpenRequest = Schema.Struct({
   type: Schema.optional(SessionType),
+  /**
+   * The shell of a `shell` session: a dialect's name (`bash`, `zsh`, `fish`, `pwsh`) or a path whose
+   * basename names one; the configured shell when absent.
+   */
+  shell: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))),
   name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))),
   cwd: Schema.optional(Schema.String),
   argv: Schema.optional(Schema.Array(Schema.String)),
@@ -86,7 +91,9 @@ export const SessionInfo = Schema.Struct({
   status: SessionStatus,
   cwd: Schema.optional(Schema.String),
   containment: ContainmentSchema,
-  busy: Schema.Boolean
+  busy: Schema.Boolean,
+  /** The shell's dialect (`bash`, `zsh`, `fish`, `pwsh`), for a `shell` session. */
+  shell: Schema.optional(Schema.String)
 })
 /** @since 0.1.0 */
 export type SessionInfo = typeof SessionInfo.Type

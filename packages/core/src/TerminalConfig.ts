@@ -37,7 +37,10 @@ export const TerminalConfigSchema = Schema.Struct({
   rows: positive("rows", 40),
   /** Let silence end a send even while the shell reports a command running. */
   idleWhileRunning: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  /** The shell a `shell` session runs. */
+  /**
+   * The shell a `shell` session runs unless the open names one: a dialect's name (`bash`, `zsh`, `fish`,
+   * `pwsh`) or a path whose basename names one.
+   */
   shell: Schema.optionalWith(Schema.String, { default: () => "bash" }),
   /** Working directory of new sessions when none is given. */
   defaultCwd: Schema.optional(Schema.String),

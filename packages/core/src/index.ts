@@ -49,6 +49,10 @@ export * as ScriptedShell from "./ScriptedShell.js"
  */
 export * as ShellDialect from "./ShellDialect.js"
 /**
+ * @since 0.2.0
+ */
+export * as ShellDialects from "./ShellDialects.js"
+/**
  * @since 0.1.0
  */
 export * as StdinEvidence from "./StdinEvidence.js"

@@ -13,7 +13,7 @@ import { PtyBackend } from "../src/PtyBackend.js"
 import * as PtyService from "../src/PtyService.js"
 import * as Sandbox from "../src/Sandbox.js"
 import * as ScriptedShell from "../src/ScriptedShell.js"
-import { ShellDialect } from "../src/ShellDialect.js"
+import * as ShellDialects from "../src/ShellDialects.js"
 import * as TaskRuntime from "../src/TaskRuntime.js"
 
 const owner = OwnerId.make("owner")
@@ -95,11 +95,11 @@ const heldPromptRepl = (options: { readonly flush: boolean }) => {
       processTree: () => Effect.succeed([])
     })
   )
-  const dialect = Layer.succeed(ShellDialect, {
-    name: "scripted",
+  const dialect = ShellDialects.layer([{
+    name: "scripted-shell",
     promptText: ScriptedShell.promptText,
     launch: ({ shell }) => ({ file: shell, args: [], env: {} })
-  })
+  }])
   // The REPL's start settles by silence (nothing was sent to it): keep that short.
   return PtyService.layerConfig({ shell: "scripted-shell", idleSilenceMs: 100 }).pipe(
     Layer.provideMerge(Layer.mergeAll(

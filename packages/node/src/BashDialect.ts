@@ -51,9 +51,9 @@ export const initScript = (nonce: string): string => {
 /**
  * The bash dialect.
  *
- * @since 0.1.0
+ * @since 0.2.0
  */
-export const layer: Layer.Layer<ShellDialect.ShellDialect> = Layer.succeed(ShellDialect.ShellDialect, {
+export const dialect: ShellDialect.Dialect = {
   name: "bash",
   promptText,
   launch: ({ nonce, shell }) => ({
@@ -64,4 +64,11 @@ export const layer: Layer.Layer<ShellDialect.ShellDialect> = Layer.succeed(Shell
       PROMPT_COMMAND: "eval \"$AGENT_TERMINAL_INIT\""
     }
   })
-})
+}
+
+/**
+ * The bash dialect as the one `ShellDialect` of a program.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<ShellDialect.ShellDialect> = Layer.succeed(ShellDialect.ShellDialect, dialect)

@@ -1,17 +1,29 @@
 /**
  * Everything a Node program on this host needs for terminal sessions, wired once: the service over the
- * node-pty backend, the platform's process inspector, the bash dialect, the host environment and the sandbox
+ * node-pty backend, the platform's process inspector, the shell dialects, the host environment and the sandbox
  * (none by default; bubblewrap when configured).
  *
  * @since 0.1.0
  */
-import { EnvPolicy, ProcessInspector, PtyService, Sandbox, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import {
+  EnvPolicy,
+  ProcessInspector,
+  PtyService,
+  Sandbox,
+  type ShellDialect,
+  ShellDialects,
+  TaskRuntime,
+  TerminalConfig
+} from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
 import * as BashDialect from "./BashDialect.js"
 import * as Bubblewrap from "./Bubblewrap.js"
+import * as FishDialect from "./FishDialect.js"
 import * as LinuxInspector from "./LinuxInspector.js"
 import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
+import * as PowerShellDialect from "./PowerShellDialect.js"
+import * as ZshDialect from "./ZshDialect.js"
 
 /**
  * The inspector of this platform: `/proc` on Linux; nothing elsewhere (prompts, silence and timeouts).
@@ -21,6 +33,26 @@ import * as NodePtyBackend from "./NodePtyBackend.js"
 export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = process.platform === "linux"
   ? LinuxInspector.layer
   : ProcessInspector.layerNoop
+
+/**
+ * The shells a session can run as its shell: bash, zsh, fish and PowerShell (`pwsh`; its dialect is not
+ * verified against a real pwsh here, see docs/readiness.md).
+ *
+ * @since 0.2.0
+ */
+export const dialects: ReadonlyArray<ShellDialect.Dialect> = [
+  BashDialect.dialect,
+  ZshDialect.dialect,
+  FishDialect.dialect,
+  PowerShellDialect.dialect
+]
+
+/**
+ * The registry of `dialects`.
+ *
+ * @since 0.2.0
+ */
+export const dialectsLayer: Layer.Layer<ShellDialects.ShellDialects> = ShellDialects.layer(dialects)
 
 /**
  * The host's environment (this process's, unless another is given), with an optional trusted mapping from
@@ -72,7 +104,7 @@ export const layer = (
     Layer.provideMerge(TaskRuntime.layerConfig(config)),
     Layer.provide(Layer.mergeAll(
       options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
-      BashDialect.layer,
+      dialectsLayer,
       hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
       sandboxLayer(options.sandbox)
     ))

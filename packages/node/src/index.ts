@@ -7,6 +7,10 @@ export * as BashDialect from "./BashDialect.js"
  */
 export * as Bubblewrap from "./Bubblewrap.js"
 /**
+ * @since 0.2.0
+ */
+export * as FishDialect from "./FishDialect.js"
+/**
  * @since 0.1.0
  */
 export * as LinuxInspector from "./LinuxInspector.js"
@@ -27,6 +31,10 @@ export * as NodePtyBackend from "./NodePtyBackend.js"
  */
 export * as NodeTerminal from "./NodeTerminal.js"
 /**
+ * @since 0.2.0
+ */
+export * as PowerShellDialect from "./PowerShellDialect.js"
+/**
  * @since 0.1.0
  */
 export * as Signals from "./Signals.js"
@@ -34,3 +42,7 @@ export * as Signals from "./Signals.js"
  * @since 0.1.0
  */
 export * as Teardown from "./Teardown.js"
+/**
+ * @since 0.2.0
+ */
+export * as ZshDialect from "./ZshDialect.js"

@@ -88,7 +88,9 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
  */
 export const openResult = (result: Session.OpenResult, maxBytes: number): string =>
   bounded(
-    `[session: ${result.sessionId}] [name: ${result.name}] [pid: ${result.pid}] [${status(result.status)}]`,
+    `[session: ${result.sessionId}] [name: ${result.name}]${
+      result.shell !== undefined ? ` [shell: ${result.shell}]` : ""
+    } [pid: ${result.pid}] [${status(result.status)}]`,
     result.motd,
     maxBytes,
     `[session: ${result.sessionId}] [pid: ${result.pid}] [${result.status._tag}] [name: ${result.name}]`
@@ -140,9 +142,11 @@ export const closeResult = (result: Session.CloseResult, maxBytes: number): stri
 export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxBytes: number): string => {
   const facts = `[sessions: ${sessions.length}]`
   const full = sessions.map((session) =>
-    `${session.sessionId} ${session.name} ${session.type} pid ${session.pid} ${status(session.status)}${
-      session.busy ? " busy" : ""
-    }${session.cwd !== undefined ? ` cwd ${session.cwd}` : ""}`
+    `${session.sessionId} ${session.name} ${session.type}${
+      session.shell !== undefined ? ` ${session.shell}` : ""
+    } pid ${session.pid} ${status(session.status)}${session.busy ? " busy" : ""}${
+      session.cwd !== undefined ? ` cwd ${session.cwd}` : ""
+    }`
   ).join("\n")
   const fits = Utf8.byteLength(facts) + 1 + Utf8.byteLength(full) <= maxBytes
   return bounded(facts, fits ? full : sessions.map((session) => session.sessionId).join(" "), maxBytes)

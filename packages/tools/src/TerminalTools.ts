@@ -40,12 +40,17 @@ export const TerminalOpen = annotate(
     description: describe([
       "Open a persistent interactive terminal session (a bash shell by default) whose state — working directory,",
       "exported variables, a running REPL or debugger — survives between calls. Use a terminal only when you need",
-      "that state or interactive input; close sessions you no longer need (terminal_close). Returns the sessionId",
-      "and the initial screen (motd)."
+      "that state or interactive input; close sessions you no longer need (terminal_close). Returns the sessionId,",
+      "the shell, and the initial screen (motd)."
     ]),
     parameters: {
       type: Schema.optional(Session.SessionType.annotations({
-        description: "\"shell\" (default): an integrated bash; \"command\": run argv directly on the terminal."
+        description: "\"shell\" (default): an integrated shell; \"command\": run argv directly on the terminal."
+      })),
+      shell: Schema.optional(Schema.String.annotations({
+        description: "For type \"shell\": bash (the default unless the server is configured otherwise), zsh, fish " +
+          "or pwsh, or a path to one (/usr/bin/zsh). Each reports its prompt, exit codes and continuation " +
+          "prompts exactly. Any other shell is refused; run it as type \"command\" with argv instead."
       })),
       name: Schema.optional(Schema.String.annotations({ description: "A name unique among your open sessions." })),
       cwd: Schema.optional(Schema.String.annotations({ description: "Working directory (must exist)." })),

@@ -60,7 +60,7 @@ export const withTerminal = <A, E>(
   )
 
 /** Open a shell for the rest of the scope; closed with it. */
-export const openShell = (request: { readonly name?: string } = {}) =>
+export const openShell = (request: { readonly name?: string; readonly shell?: string } = {}) =>
   Effect.gen(function*() {
     const service = yield* PtyService.PtyService
     const opened = yield* Effect.acquireRelease(

@@ -1,7 +1,8 @@
 /**
  * `true` round trips: write `true` + Enter, wait until the shell is back at its prompt. Ours through
  * `PtyService.send`, against the raw node-pty floor (interleaved in blocks, so drift on a shared machine
- * hits both alike), tmux (capture-pane polling and wait-for) and pexpect.
+ * hits both alike), tmux (capture-pane polling and wait-for) and pexpect; and ours with zsh and fish as
+ * the session's shell beside bash.
  */
 import { Ids, PtyService, ScriptedShell } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
@@ -156,13 +157,74 @@ const inMemory = (options: RunOptions) =>
     }] satisfies Array<Metric>
   }).pipe(Effect.scoped, Effect.provide(ScriptedShell.layerService()))
 
+/** The shells measured side by side: bash (the default) and the other dialects that can run here. */
+const SHELLS = ["bash", "zsh", "fish"] as const
+
+const shellRow = (shell: string) => ({ name: `roundtrip.true.shell.${shell}`, group, unit: "ms" })
+
+/**
+ * `true` round trips with each shell as the session's shell, interleaved in blocks (drift on a shared
+ * machine hits all alike): what each dialect's integration costs against bash's. No target (issue #20).
+ */
+const shellRows = (options: RunOptions) =>
+  withTerminal(
+    {},
+    Effect.gen(function*() {
+      const n = size(options, 300, 100)
+      const blocks = 5
+      const perBlock = n / blocks
+      const sessions = yield* Effect.forEach(SHELLS, (shell) =>
+        openShell({ name: `roundtrip-${shell}`, shell }).pipe(
+          Effect.map((session) => ({ shell, session })),
+          Effect.catchAll((error) => Effect.succeed({ shell, failed: String(error.message) }))
+        ))
+      const samples = new Map<string, { ms: Array<number>; reasons: Array<string>; exitCodes: Array<string> }>()
+      const open = sessions.flatMap((entry) => "session" in entry ? [entry] : [])
+      for (const { session, shell } of open) {
+        samples.set(shell, { ms: [], reasons: [], exitCodes: [] })
+        for (let i = 0; i < 20; i++) yield* session.send("true")
+      }
+      for (let block = 0; block < blocks; block++) {
+        for (const { session, shell } of open) {
+          const into = samples.get(shell)!
+          for (let i = 0; i < perBlock; i++) {
+            const [result, ms] = yield* timed(session.send("true"))
+            into.ms.push(ms)
+            into.reasons.push(result.waitReason)
+            into.exitCodes.push(String(result.exitCode))
+          }
+        }
+        options.progress(`roundtrip: ${(block + 1) * perBlock}/${n} per shell (${open.map((s) => s.shell).join(", ")})`)
+      }
+      const rows = sessions.map((entry): Metric => {
+        const fields = { ...shellRow(entry.shell), kind: "ours" as const }
+        if ("failed" in entry) return skipped(fields, `${entry.shell} could not be opened: ${entry.failed}`)
+        const measured = samples.get(entry.shell)!
+        return {
+          ...fields,
+          ...distribution(measured.ms),
+          compared: [],
+          notes: [
+            `PtyService.send({ text: 'true' }) until settled, wall time, ${entry.shell} as the session's shell ` +
+            `(terminal_open shell: "${entry.shell}"), ${blocks} blocks interleaved with the other shells`
+          ],
+          detail: { waitReason: tally(measured.reasons), exitCode: tally(measured.exitCodes) }
+        }
+      })
+      const bash = rows.find((row) => row.name === shellRow("bash").name)
+      return rows.map((row) =>
+        row === bash || row.value === null ? row : { ...row, compared: [compare(row.value, bash)] }
+      )
+    })
+  )
+
 const ourRow = { name: "roundtrip.true", group, unit: "ms" }
 const TARGET = "median ≤ 1 ms, ≤ 5 × the raw floor, faster than tmux (capture-pane polling)"
 
 /** The group. */
 export const roundTrip: Group = {
   name: group,
-  description: "`true` round trip: ours vs the raw node-pty floor, tmux and pexpect",
+  description: "`true` round trip: ours vs the raw node-pty floor, tmux and pexpect; ours with bash, zsh, fish",
   run: (options) =>
     Effect.gen(function*() {
       const measured = yield* guard(
@@ -219,10 +281,11 @@ export const roundTrip: Group = {
         [{ name: "roundtrip.true.in-memory", group, unit: "µs CPU/send" }],
         inMemory(options)
       )
+      const shells = yield* guard(SHELLS.map(shellRow), shellRows(options))
       const tmux = yield* guard([{ name: "roundtrip.true.tmux-poll", group, unit: "ms" }], tmuxRows(options))
       const pexpect = yield* guard([{ name: "roundtrip.true.pexpect", group, unit: "ms" }], pexpectRows(options))
       const [ours, floor] = measured
-      if (ours === undefined || ours.value === null) return [...measured, ...memory, ...tmux, ...pexpect]
+      if (ours === undefined || ours.value === null) return [...measured, ...memory, ...shells, ...tmux, ...pexpect]
       const poll = tmux.find((row) => row.name === "roundtrip.true.tmux-poll")
       const comparisons = [
         ...ours.compared,
@@ -238,6 +301,7 @@ export const roundTrip: Group = {
         { ...ours, compared: comparisons, target: { text: TARGET, met: allMet(checks) } },
         ...measured.slice(1),
         ...memory,
+        ...shells,
         ...tmux,
         ...pexpect
       ]

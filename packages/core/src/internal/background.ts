@@ -17,6 +17,7 @@ import { endOf, outputOf, resultOf } from "./results.js"
 import { statusOf } from "./session.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
+import { withoutPadding } from "./shells.js"
 import { reserved } from "./slot.js"
 
 type Begun = Effect.Effect.Success<ReturnType<typeof begin>>
@@ -46,7 +47,7 @@ export const startBackground = (
         }).pipe(
           Effect.map((settled) => {
             const captured = runtime.emulator.finish(capture, endOf(runtime, settled))
-            const output = outputOf(runtime, request, captured, baseline)
+            const output = withoutPadding(runtime, settled, outputOf(runtime, request, captured, baseline))
             return resultOf(deps.config, runtime, settled, output, captured.truncated, deps.timers.now() - started)
           }),
           Effect.onInterrupt(() => interruptForeground(runtime, inspector))

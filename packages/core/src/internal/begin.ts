@@ -47,7 +47,7 @@ export const begin = (
       inspector,
       config,
       timers,
-      promptText: deps.dialect.promptText,
+      promptText: runtime.dialect?.promptText ?? "",
       kind,
       baseline,
       writtenAt: timers.now(),

@@ -22,6 +22,7 @@ import { startReader } from "./reader.js"
 import { settle } from "./readiness.js"
 import { infoOf, makeEmulator, randomHex, type SessionRuntime } from "./session.js"
 import { type Deps, type Reservation, reserve } from "./sessions.js"
+import { shellOf, typeStartupInput } from "./shells.js"
 import { ShellState } from "./shellState.js"
 import { SendSlot } from "./slot.js"
 import { Activity } from "./wake.js"
@@ -65,15 +66,16 @@ const start = (
   scope: Scope.CloseableScope
 ) =>
   Effect.gen(function*() {
-    const { config, dialect, environment, inspector } = deps
+    const { config, environment, inspector } = deps
+    const program = yield* shellOf(deps.dialects, config, type, request)
     const { id, name, policy } = reservation
     const confined = Sandbox.isConfined(policy.mode) && policy.workspace !== undefined
     const requestedCwd = request.cwd ?? (confined ? policy.workspace! : config.defaultCwd ?? environment.cwd)
     const cols = request.cols ?? config.cols
     const rows = request.rows ?? config.rows
     const nonce = type === "shell" ? randomHex() : undefined
-    const launch = nonce !== undefined
-      ? dialect.launch({ shell: config.shell, nonce })
+    const launch = program !== undefined && nonce !== undefined
+      ? program.dialect.launch({ shell: program.file, nonce })
       : { file: request.argv![0]!, args: request.argv!.slice(1), env: {} }
     const confinement = yield* deps.sandbox.confine({
       file: launch.file,
@@ -102,6 +104,7 @@ const start = (
       type,
       cwd: confinement.request.cwd,
       nonce,
+      dialect: program?.dialect,
       process,
       terminal,
       emulator,
@@ -113,17 +116,21 @@ const start = (
       exit: undefined
     }
     yield* startReader(runtime, replies).pipe(Scope.extend(scope))
+    const spawnedAt = deps.timers.now()
+    const baseline = launch.startupInput === undefined
+      ? 0
+      : yield* typeStartupInput(runtime, inspector, config, launch.startupInput)
     const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
     const settled = yield* settle({
       session: runtime,
       inspector,
       config,
       timers: deps.timers,
-      promptText: dialect.promptText,
+      promptText: program?.dialect.promptText ?? "",
       kind: type === "shell" ? InputKind.Other : InputKind.Command,
-      baseline: 0,
+      baseline,
       writtenAt: deps.timers.now(),
-      timeoutMs: config.openTimeoutMs,
+      timeoutMs: Math.max(1, config.openTimeoutMs - (deps.timers.now() - spawnedAt)),
       idleMs: undefined,
       before: undefined,
       written: 0,

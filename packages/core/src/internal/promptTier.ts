@@ -55,7 +55,9 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
     }
   }
   const continuation = continuationAfter(markers)
-  if (continuation !== undefined && cursor.row === continuation.at.row && cursor.col > continuation.at.col) {
+  // Past the marker: after bash's and zsh's `> ` on its row, or on the new line fish adds to the command
+  // line (fish has no continuation prompt; its Enter prints the marker, then the line editor moves on).
+  if (continuation !== undefined && after(cursor, continuation.at)) {
     return { _tag: "continuation", settled: { _tag: "Continuation", end: continuation.at } }
   }
   return none
@@ -192,3 +194,5 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
       }
     }
   )
+
+const after = (a: Emulator.Position, b: Emulator.Position) => a.row > b.row || (a.row === b.row && a.col > b.col)

@@ -20,6 +20,7 @@ import { endOf, type Outcome, outputOf, resultOf, textOf } from "./results.js"
 import type { SessionRuntime } from "./session.js"
 import { type Deps, lookup } from "./sessions.js"
 import type { Watch } from "./settled.js"
+import { withoutPadding } from "./shells.js"
 import { type ActiveSend, exclusive, type Restore } from "./slot.js"
 
 /**
@@ -93,7 +94,7 @@ const runSend = (
       return yield* Effect.interrupt
     }
     const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
-    const text = textOf(outcome, outputOf(runtime, request, captured, baseline))
+    const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
     return resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
   })
 

@@ -17,7 +17,7 @@ import { PtyBackend } from "../PtyBackend.js"
 import type { CancelResult, PtyService } from "../PtyService.js"
 import * as Sandbox from "../Sandbox.js"
 import type { ReadRequest, SessionInfo, SignalName } from "../Session.js"
-import { ShellDialect } from "../ShellDialect.js"
+import { ShellDialects } from "../ShellDialects.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
 import { close, closeAll, open } from "./lifecycle.js"
@@ -120,7 +120,7 @@ export const make: Effect.Effect<
   | TerminalSettings
   | PtyBackend
   | ProcessInspector
-  | ShellDialect
+  | ShellDialects
   | EnvPolicy.HostEnvironment
   | Sandbox.Sandbox
   | TaskRuntime
@@ -130,7 +130,7 @@ export const make: Effect.Effect<
     config: yield* TerminalSettings,
     backend: yield* PtyBackend,
     inspector: yield* ProcessInspector,
-    dialect: yield* ShellDialect,
+    dialects: yield* ShellDialects,
     tasks: yield* TaskRuntime,
     environment: yield* EnvPolicy.HostEnvironment,
     sandbox: yield* Sandbox.Sandbox,

@@ -8,6 +8,7 @@ import type { OwnerId, SessionId } from "../Ids.js"
 import type { TerminalRef } from "../ProcessInspector.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
 import type { SessionInfo, SessionStatus, SessionType } from "../Session.js"
+import type { Dialect } from "../ShellDialect.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import type { ShellState } from "./shellState.js"
 import type { SendSlot } from "./slot.js"
@@ -21,6 +22,8 @@ export interface SessionRuntime {
   readonly type: SessionType
   readonly cwd: string
   readonly nonce: string | undefined
+  /** The shell's dialect (a `shell` session). */
+  readonly dialect: Dialect | undefined
   readonly process: PtyProcess
   /** The session's terminal as the inspector knows it (the shell's pid and the pty slave). */
   readonly terminal: TerminalRef
@@ -49,7 +52,8 @@ export const infoOf = (runtime: SessionRuntime): SessionInfo => ({
   status: statusOf(runtime),
   cwd: runtime.cwd,
   containment: runtime.process.containment,
-  busy: runtime.slot.taskId !== undefined
+  busy: runtime.slot.taskId !== undefined,
+  ...(runtime.dialect !== undefined ? { shell: runtime.dialect.name } : {})
 })
 
 /** A fresh emulator for a session, with its marker decoding and query answers wired. */

@@ -14,7 +14,7 @@ import type { PtyBackend } from "../PtyBackend.js"
 import { Registry } from "../Registry.js"
 import type * as Sandbox from "../Sandbox.js"
 import type { SessionType } from "../Session.js"
-import type { ShellDialect } from "../ShellDialect.js"
+import type { ShellDialects } from "../ShellDialects.js"
 import type { TaskRuntime } from "../TaskRuntime.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import { randomHex, type SessionRuntime } from "./session.js"
@@ -43,7 +43,7 @@ export interface Deps {
   readonly config: TerminalConfig
   readonly backend: PtyBackend["Type"]
   readonly inspector: ProcessInspector["Type"]
-  readonly dialect: ShellDialect["Type"]
+  readonly dialects: ShellDialects["Type"]
   readonly tasks: TaskRuntime["Type"]
   readonly environment: EnvPolicy.HostEnvironment["Type"]
   readonly sandbox: Sandbox.Sandbox["Type"]
