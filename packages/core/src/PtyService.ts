@@ -142,7 +142,10 @@ const checkId = (id: SessionId): Either.Either<SessionId, InvalidInput> =>
   typeof id === "string" && id.length <= bounds.idLength
     ? Either.right(id)
     : Either.left(
-      new InvalidInput({ field: "sessionId", reason: `must be an id of at most ${bounds.idLength} characters` })
+      new InvalidInput({
+        field: "sessionId",
+        reason: `must be an id (a string of at most ${bounds.idLength} characters)`
+      })
     )
 
 const checkInputSize = (request: SendRequest, maxInputBytes: number): InvalidInput | undefined => {

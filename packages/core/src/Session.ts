@@ -142,7 +142,7 @@ export const Rows = integerBetween(bounds.rows.min, bounds.rows.max)
  */
 export const Name = Schema.String.pipe(
   Schema.filter((name) => name.length >= 1 && name.length <= bounds.nameLength && !controlCharacter.test(name), {
-    message: () => `must be 1 to ${bounds.nameLength} characters without control characters`,
+    message: () => `must be a string of 1 to ${bounds.nameLength} characters without control characters`,
     jsonSchema: { minLength: 1, maxLength: bounds.nameLength }
   })
 )
@@ -154,7 +154,7 @@ export const Name = Schema.String.pipe(
  */
 export const IdString = Schema.String.pipe(
   Schema.maxLength(bounds.idLength),
-  Schema.annotations({ message: () => `must be an id of at most ${bounds.idLength} characters` })
+  Schema.annotations({ message: () => `must be an id (a string of at most ${bounds.idLength} characters)` })
 )
 
 /**
@@ -164,7 +164,7 @@ export const IdString = Schema.String.pipe(
  */
 export const Path = Schema.String.pipe(
   Schema.filter((path) => path.length <= bounds.pathLength && !path.includes("\u0000"), {
-    message: () => `must be a path of at most ${bounds.pathLength} characters without NUL`,
+    message: () => `must be a path (a string of at most ${bounds.pathLength} characters without NUL)`,
     jsonSchema: { maxLength: bounds.pathLength }
   })
 )
@@ -177,12 +177,12 @@ export const Path = Schema.String.pipe(
 export const Argv = Schema.Array(
   Schema.String.pipe(
     Schema.filter((arg) => !arg.includes("\u0000") && utf8Bytes(arg) <= bounds.argBytes, {
-      message: () => `must be an argument of at most ${bounds.argBytes} bytes without NUL`
+      message: () => `must be a string of at most ${bounds.argBytes} bytes without NUL`
     })
   )
 ).pipe(
   Schema.maxItems(bounds.args),
-  Schema.annotations({ message: () => `must be at most ${bounds.args} arguments` })
+  Schema.annotations({ message: () => `must be an array of at most ${bounds.args} arguments` })
 )
 
 /**
@@ -193,11 +193,11 @@ export const Argv = Schema.Array(
 export const KeyNames = Schema.Array(
   Schema.String.pipe(
     Schema.maxLength(bounds.keyLength),
-    Schema.annotations({ message: () => `must be a key name of at most ${bounds.keyLength} characters` })
+    Schema.annotations({ message: () => `must be a key name (a string of at most ${bounds.keyLength} characters)` })
   )
 ).pipe(
   Schema.maxItems(bounds.keys),
-  Schema.annotations({ message: () => `must be at most ${bounds.keys} keys` })
+  Schema.annotations({ message: () => `must be an array of at most ${bounds.keys} key names` })
 )
 
 /**

@@ -105,10 +105,15 @@ const describe = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey
       return { path, reason: "could not be checked", unexpected: false }
     case "Refinement": {
       const message = messageOf(issue.ast, issue)
-      if (message !== undefined) return { path, reason: message, unexpected: false }
-      return issue.kind === "From"
-        ? describe(issue.issue, path)
-        : { path, reason: `must be ${expected(issue.ast)}`, unexpected: false }
+      if (issue.kind === "From") {
+        // a failure inside (an element of an array) is the inner one's; at the same place, the outer
+        // message says the whole rule (an integer from 20 to 1000, not only an integer)
+        const inner = describe(issue.issue, path)
+        return inner.path.length > path.length || message === undefined
+          ? inner
+          : { path, reason: message, unexpected: false }
+      }
+      return { path, reason: message ?? `must be ${expected(issue.ast)}`, unexpected: false }
     }
     case "Transformation": {
       const message = messageOf(issue.ast, issue)

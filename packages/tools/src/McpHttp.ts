@@ -196,7 +196,7 @@ const sessionProtocol = Effect.gen(function*() {
         disconnects,
         send: (clientId, response) =>
           Effect.sync(() => {
-            clients.get(clientId)?.responses.push(response)
+            clients.get(clientId)?.responses.push(ToolRequests.bounded(response))
           }),
         end: (clientId) =>
           Effect.suspend(() => {

@@ -88,7 +88,7 @@ export const makeProtocol = (
         options.output.write(text)
       }
       const respond = (response: RpcMessage.FromServerEncoded) => {
-        const encoded = parser.encode(response)
+        const encoded = parser.encode(ToolRequests.bounded(response))
         if (encoded !== undefined) write(`${encoded as string}\n`)
       }
 

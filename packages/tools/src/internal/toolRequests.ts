@@ -9,6 +9,7 @@
  * ping, notifications, other tools) to `McpServer`, so the answer is the same `CallToolResult`, made
  * without the detour.
  */
+import { Validation } from "@agent-terminal/core"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as Effect from "effect/Effect"
 import { TerminalToolkit } from "../TerminalTools.js"
@@ -69,3 +70,39 @@ export const serve = (
   request: ToolRequest
 ): Effect.Effect<RpcMessage.FromServerEncoded> =>
   Effect.map(caller.call(request.name, request.arguments), (outcome) => exitOf(request.id, outcome))
+
+/** The largest JSON-RPC error a transport sends whole. */
+const maxErrorBytes = 4096
+
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string"
+    ? (error as { message: string }).message
+    : "the request failed"
+
+/**
+ * A response as the transports send it: an error (a failed request, a defect) whose encoding would be
+ * longer than 4 KiB — the rpc server puts the whole cause in `error.data`, a schema failure repeats the
+ * value it refused — is cut to its code and a short prefix of its message, so no request comes back
+ * echoed whole.
+ */
+export const bounded = (response: RpcMessage.FromServerEncoded): RpcMessage.FromServerEncoded => {
+  if (response._tag === "Exit" && response.exit._tag === "Failure") {
+    const cause = response.exit.cause
+    if (JSON.stringify(cause).length <= maxErrorBytes) return response
+    const error = cause._tag === "Fail" ? cause.error : undefined
+    const code = typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "number"
+      ? (error as { code: number }).code
+      : -32603
+    return {
+      ...response,
+      exit: {
+        _tag: "Failure",
+        cause: { _tag: "Fail", error: { code, message: Validation.shortPrefix(messageOf(error), 512) } }
+      }
+    }
+  }
+  if (response._tag === "Defect" && JSON.stringify(response.defect).length > maxErrorBytes) {
+    return { _tag: "Defect", defect: Validation.shortPrefix(messageOf(response.defect), 512) }
+  }
+  return response
+}
