@@ -253,7 +253,9 @@ export const serve = <E>(
       maxBodyBytes: http.maxBodyBytes
     })
   )
-  const server = HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
+  const server = HttpListener.withServerTracing(
+    HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true })
+  ).pipe(
     Layer.merge(announce),
     Layer.provide(Handlers.layer),
     Layer.provide(terminals),

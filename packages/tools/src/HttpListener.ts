@@ -10,6 +10,13 @@
  *
  * @since 0.2.0
  */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Tracer from "effect/Tracer"
 import * as http from "node:http"
 import * as os from "node:os"
 
@@ -117,3 +124,34 @@ export const hostsFor = (
  * @since 0.2.0
  */
 export const originsFor = (hosts: ReadonlyArray<string>): ReadonlyArray<string> => hosts.map((host) => `http://${host}`)
+
+/**
+ * Header names never written into a span: the platform's defaults (`authorization`, `cookie`…) and the
+ * MCP session id, which is a credential of its client.
+ *
+ * @since 0.2.0
+ */
+export const redactedHeaders: ReadonlyArray<string | RegExp> = [
+  "authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "mcp-session-id"
+]
+
+const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * Build a server's layer with the credentials redacted from request spans, and without the per-request
+ * span under Effect's built-in tracer, whose spans reach no one (as `PtyService.send` does; measured in
+ * docs/performance.md) — taken as usual when a tracer that exports spans is installed.
+ *
+ * @since 0.2.0
+ */
+export const withServerTracing = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.tracer, (tracer) => {
+      const redacted = Layer.locally(layer, Headers.currentRedactedNames, redactedHeaders)
+      return tracer === builtInTracer ? HttpMiddleware.withTracerDisabledWhen(redacted, () => true) : redacted
+    })
+  )

@@ -35,6 +35,8 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import type * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
@@ -118,8 +120,9 @@ export const sessionLabel = (serial: number, id: string): string =>
 interface McpSession {
   readonly label: string
   readonly owner: Ids.OwnerId
-  /** Completed when the session is being closed: requests in flight answer 404. */
-  readonly closing: Deferred.Deferred<void>
+  /** The answers being computed; a `DELETE` interrupts them, and their requests answer 404. */
+  readonly inFlight: Set<Fiber.RuntimeFiber<ReadonlyArray<RpcMessage.FromServerEncoded>>>
+  closed: boolean
   /** Hand a message to the session's `McpServer`; its responses, none for a notification. */
   forward: (
     message: RpcMessage.FromClientEncoded,
@@ -242,11 +245,11 @@ export const makeApp = (
         if (!pending.delete(id)) return yield* new UnknownSession()
         const label = sessionLabel(++serial, id)
         const owner = Ids.OwnerId.make(`mcp-http-${serial}`)
-        const closing = yield* Deferred.make<void>()
         const session: McpSession = {
           label,
           owner,
-          closing,
+          inFlight: new Set(),
+          closed: false,
           forward: () => Effect.succeed([]),
           closeReason: "idle"
         }
@@ -325,10 +328,19 @@ export const makeApp = (
           (response) => [response]
         )
         : session.forward(message, Object.entries(request.headers))
-      return Effect.raceFirst(
-        Effect.map(answer, (responses) => encoded(responses, sessionId)),
-        Effect.as(Deferred.await(session.closing), rpcError(404, -32001, "MCP session closed"))
-      )
+      // The answer runs in a fiber of its own that a DELETE interrupts; the request then answers 404.
+      return Effect.flatMap(Effect.fork(answer), (fiber) => {
+        session.inFlight.add(fiber)
+        return Effect.flatMap(
+          Effect.ensuring(Fiber.await(fiber), Effect.sync(() => session.inFlight.delete(fiber))),
+          (exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.succeed(encoded(exit.value, sessionId))
+              : session.closed
+              ? Effect.succeed(rpcError(404, -32001, "MCP session closed"))
+              : Effect.failCause(exit.cause)
+        )
+      })
     }
 
     const post = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) =>
@@ -390,7 +402,8 @@ export const makeApp = (
         const session = sessionId === undefined ? undefined : yield* existing(sessionId)
         if (session === undefined) return rpcError(404, -32001, "MCP session not found")
         session.closeReason = "deleted by the client"
-        yield* Deferred.succeed(session.closing, undefined)
+        session.closed = true
+        yield* Fiber.interruptAll(session.inFlight)
         yield* RcMap.invalidate(sessions, sessionId!)
         return HttpServerResponse.empty({ status: 204 })
       })
