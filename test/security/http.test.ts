@@ -265,14 +265,17 @@ describe("the HTTP surface, attacked", () => {
     const post = (body: unknown, headers: Record<string, string>) =>
       rawRequest(server.url, { headers, body: typeof body === "string" ? body : JSON.stringify(body) })
     expect((await post(initialize(), mcpHeaders(server, { "content-type": "text/plain" }))).status).toBe(415)
-    expect((await post(initialize(), mcpHeaders(server, { "content-type": "application/x-www-form-urlencoded" })))
-      .status).toBe(415)
+    expect(
+      (await post(initialize(), mcpHeaders(server, { "content-type": "application/x-www-form-urlencoded" })))
+        .status
+    ).toBe(415)
     expect((await post(initialize(), mcpHeaders(server, { accept: "application/json" }))).status).toBe(406)
     expect((await post(initialize(), mcpHeaders(server, { accept: "text/event-stream" }))).status).toBe(406)
     expect((await post([initialize()], mcpHeaders(server))).status).toBe(400)
     expect((await post("{not json", mcpHeaders(server))).status).toBe(400)
     const sessionId = await rawSession(server)
-    const inSession = (extra: Record<string, string> = {}) => mcpHeaders(server, { "mcp-session-id": sessionId, ...extra })
+    const inSession = (extra: Record<string, string> = {}) =>
+      mcpHeaders(server, { "mcp-session-id": sessionId, ...extra })
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" }
     expect((await post([list], inSession())).status).toBe(400)
     const badVersion = await post(list, inSession({ "mcp-protocol-version": "1999-01-01" }))
@@ -343,7 +346,14 @@ describe("the HTTP surface, attacked", () => {
   })
 
   it("a client that never finishes its headers is cut off; connections past the cap are closed", async () => {
-    const server = await start(["--headers-timeout-ms", "500", "--request-timeout-ms", "1000", "--max-connections", "3"])
+    const server = await start([
+      "--headers-timeout-ms",
+      "500",
+      "--request-timeout-ms",
+      "1000",
+      "--max-connections",
+      "3"
+    ])
     const port = Number(server.url.port)
     const slow = net.connect(port, "127.0.0.1")
     const slowAnswer = new Promise<string>((resolve) => {
