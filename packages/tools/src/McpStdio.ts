@@ -84,9 +84,16 @@ export const makeProtocol = (
       const parser = RpcSerialization.jsonRpc().unsafeMake()
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
       const calls = new Map<string, Fiber.RuntimeFiber<void>>()
+      let open = true
       const write = (text: string) => {
-        options.output.write(text)
+        if (open) options.output.write(text)
       }
+      // the client went away (EPIPE on a write, a read error): the connection is over, answers are dropped
+      const onError = () => {
+        open = false
+      }
+      options.output.on("error", onError)
+      options.input.on("error", onError)
       const respond = (response: RpcMessage.FromServerEncoded) => {
         const encoded = parser.encode(ToolRequests.bounded(response))
         if (encoded !== undefined) write(`${encoded as string}\n`)
@@ -137,6 +144,8 @@ export const makeProtocol = (
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           options.input.off("data", onData)
+          options.input.off("error", onError)
+          options.output.off("error", onError)
         }).pipe(Effect.zipRight(Fiber.interruptAll(calls.values())))
       )
 
