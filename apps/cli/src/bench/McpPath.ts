@@ -137,6 +137,7 @@ const measure = (options: RunOptions) =>
       const { send } = yield* openShell({ name: "mcp-in-process" })
 
       yield* calls(sdk, "noop", {}, 2000)
+      yield* calls(sdk, "pty_true", {}, 300)
       yield* calls(sdkHttp, "noop", {}, 1000)
       yield* calls(list, "terminal_list", {}, 2000)
       yield* calls(sends, "terminal_send", { sessionId: stdioSession, text: "true" }, 300)
@@ -147,6 +148,7 @@ const measure = (options: RunOptions) =>
       const rows = {
         sdk: series(),
         sdkHttp: series(),
+        sdkPty: series(),
         list: series(),
         inProcess: series(),
         stdioTrue: series(),
@@ -165,6 +167,7 @@ const measure = (options: RunOptions) =>
         }
         rows.inProcess.cpuMs += Proc.selfCpuMs() - cpu
         rows.inProcess.calls += m / blocks
+        yield* calls(sdk, "pty_true", {}, m / blocks, rows.sdkPty)
         yield* calls(sends, "terminal_send", { sessionId: stdioSession, text: "true" }, m / blocks, rows.stdioTrue)
         yield* calls(overHttp, "terminal_send", { sessionId: httpSession, text: "true" }, m / blocks, rows.httpTrue)
         yield* calls(overFetch, "terminal_send", { sessionId: fetchSession, text: "true" }, m / blocks, rows.fetchTrue)
@@ -180,6 +183,7 @@ const cpuNote = (row: Series, who: string) =>
 const names = {
   sdk: "mcp.noop.sdk",
   sdkHttp: "mcp.noop.sdk.http",
+  sdkPty: "mcp.true.sdk-raw-pty",
   list: "mcp.terminal_list.stdio",
   inProcess: "mcp.true.in-process",
   stdioTrue: "mcp.true.stdio",
@@ -220,6 +224,19 @@ export const mcpPath: Group = {
             cpuNote(rows.sdkHttp, "the server")
           ]
         }
+        const sdkPty: Metric = {
+          name: names.sdkPty,
+          group,
+          kind: "baseline",
+          unit: "ms",
+          ...distribution(rows.sdkPty.samples),
+          compared: [],
+          notes: [
+            "the SDK's stdio server with a tool that writes true to a raw bash on node-pty and waits for its prompt " +
+            "(the roundtrip floor behind MCP): a pty round trip over MCP with no library in it",
+            cpuNote(rows.sdkPty, "the server")
+          ]
+        }
         const inProcess: Metric = {
           name: names.inProcess,
           group,
@@ -240,6 +257,7 @@ export const mcpPath: Group = {
         return [
           sdk,
           sdkHttp,
+          sdkPty,
           {
             name: names.list,
             group,
@@ -263,7 +281,7 @@ export const mcpPath: Group = {
             kind: "ours",
             unit: "ms",
             ...stdioTrue,
-            compared: [compare(stdioTrue.value, sdk), compare(stdioTrue.value, inProcess)],
+            compared: [compare(stdioTrue.value, sdk), compare(stdioTrue.value, inProcess), compare(stdioTrue.value, sdkPty)],
             target: {
               text: "≤ 1.5 × (the SDK's no-op + true in process)",
               met: allMet([
