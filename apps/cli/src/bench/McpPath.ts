@@ -281,7 +281,11 @@ export const mcpPath: Group = {
             kind: "ours",
             unit: "ms",
             ...stdioTrue,
-            compared: [compare(stdioTrue.value, sdk), compare(stdioTrue.value, inProcess), compare(stdioTrue.value, sdkPty)],
+            compared: [
+              compare(stdioTrue.value, sdk),
+              compare(stdioTrue.value, inProcess),
+              compare(stdioTrue.value, sdkPty)
+            ],
             target: {
               text: "≤ 1.5 × (the SDK's no-op + true in process)",
               met: allMet([
