@@ -32,19 +32,17 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import type * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import type * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as HttpGuard from "./HttpGuard.js"
+import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
 import { CurrentOwner } from "./Owner.js"
@@ -124,10 +122,7 @@ interface McpSession {
   readonly inFlight: Set<Fiber.RuntimeFiber<ReadonlyArray<RpcMessage.FromServerEncoded>>>
   closed: boolean
   /** Hand a message to the session's `McpServer`; its responses, none for a notification. */
-  forward: (
-    message: RpcMessage.FromClientEncoded,
-    headers: ReadonlyArray<[string, string]>
-  ) => Effect.Effect<ReadonlyArray<RpcMessage.FromServerEncoded>>
+  forward: SessionProtocol.Forward
   closeReason: string
 }
 
@@ -154,68 +149,6 @@ const closeOwner = (owner: Ids.OwnerId) =>
     const terminals = yield* PtyService.PtyService
     yield* terminals.closeOwner(owner)
   })
-
-type Forward = McpSession["forward"]
-
-/**
- * The rpc protocol of one MCP session: every forwarded message is a client of its own (as
- * `RpcServer.makeProtocolWithHttpApp` does), whose responses are collected until the server ends it.
- */
-const sessionProtocol = Effect.gen(function*() {
-  const clients = new Map<number, {
-    readonly responses: Array<RpcMessage.FromServerEncoded>
-    readonly ended: Deferred.Deferred<void>
-  }>()
-  let nextClient = 0
-  let forward: Forward = () => Effect.succeed([])
-  const protocol = yield* RpcServer.Protocol.make((writeRequest) =>
-    Effect.gen(function*() {
-      const disconnects = yield* Mailbox.make<number>()
-      forward = (message, headers) =>
-        Effect.suspend(() => {
-          const id = nextClient++
-          const client = {
-            responses: [] as Array<RpcMessage.FromServerEncoded>,
-            ended: Deferred.unsafeMake<void>(FiberId.none)
-          }
-          clients.set(id, client)
-          const withHeaders = message._tag === "Request"
-            ? { ...message, headers: [...headers, ...message.headers] }
-            : message
-          return writeRequest(id, withHeaders).pipe(
-            Effect.zipRight(writeRequest(id, { _tag: "Eof" })),
-            Effect.zipRight(Deferred.await(client.ended)),
-            Effect.as(client.responses as ReadonlyArray<RpcMessage.FromServerEncoded>),
-            Effect.onInterrupt(() =>
-              message._tag === "Request" ? writeRequest(id, { _tag: "Interrupt", requestId: message.id }) : Effect.void
-            ),
-            Effect.ensuring(Effect.sync(() => {
-              clients.delete(id)
-              disconnects.unsafeOffer(id)
-            }))
-          )
-        })
-      return {
-        disconnects,
-        send: (clientId, response) =>
-          Effect.sync(() => {
-            clients.get(clientId)?.responses.push(ToolRequests.bounded(response))
-          }),
-        end: (clientId) =>
-          Effect.suspend(() => {
-            const client = clients.get(clientId)
-            return client === undefined ? Effect.void : Deferred.succeed(client.ended, undefined)
-          }),
-        clientIds: Effect.sync(() => new Set(clients.keys())),
-        initialMessage: Effect.succeedNone,
-        supportsAck: false,
-        supportsTransferables: false,
-        supportsSpanPropagation: false
-      }
-    })
-  )
-  return { protocol, forward: ((message, headers) => Effect.suspend(() => forward(message, headers))) as Forward }
-})
 
 /**
  * The MCP endpoint as an HTTP handler, to mount at a path of any router behind `HttpGuard`: it dispatches
@@ -263,7 +196,7 @@ export const makeApp = (
           Effect.provideService(McpServer.McpServer, server),
           Effect.provide(context)
         )
-        const { forward, protocol } = yield* sessionProtocol
+        const { forward, protocol } = yield* SessionProtocol.sessionProtocol
         yield* McpServer.run(serverInfo).pipe(
           Effect.provideService(McpServer.McpServer, server),
           Effect.provideService(RpcServer.Protocol, protocol),
