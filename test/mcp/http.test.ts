@@ -1,11 +1,11 @@
 import { Portable } from "@agent-terminal/tools"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { connectHttp, type HttpServer, mcpHeaders, startHttpServer, stopHttpServer } from "../support/http.js"
 import { cliBin, expectToolContract, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
@@ -18,53 +18,24 @@ const waitUntil = async (condition: () => boolean, ms = 15_000) => {
   return true
 }
 
-interface Server {
-  readonly url: URL
-  readonly process: ChildProcess
-  readonly stderr: Array<string>
-  readonly exited: Promise<number | null>
-}
-
-const servers: Array<Server> = []
+const servers: Array<HttpServer> = []
 const clients: Array<Client> = []
 
-/** `agent-terminal mcp --http 0` (any free loopback port); the address is read from its stderr. */
-const startServer = async (args: ReadonlyArray<string> = [], env: Record<string, string> = {}): Promise<Server> => {
-  const child = spawn(process.execPath, [cliBin, "mcp", "--http", "0", "--idle-silence-ms", "1500", ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const stderr: Array<string> = []
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const url = await new Promise<URL>((resolve, reject) => {
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr.push(chunk.toString("utf8"))
-      const found = /at (http:\/\/\S+\/mcp)/.exec(stderr.join(""))
-      if (found !== null) resolve(new URL(found[1]!))
-    })
-    void exited.then((code) => reject(new Error(`server exited (${code}): ${stderr.join("")}`)))
-  })
-  const server = { url, process: child, stderr, exited }
+const startServer = async (args: ReadonlyArray<string> = [], env: Record<string, string> = {}) => {
+  const server = await startHttpServer(args, env)
   servers.push(server)
   return server
 }
 
-const connect = async (server: Server) => {
-  const transport = new StreamableHTTPClientTransport(server.url)
-  const client = new Client({ name: "agent-terminal-http-tests", version: "0.0.0" })
-  await client.connect(transport)
-  clients.push(client)
-  return { client, transport }
-}
-
-const stop = async (server: Server) => {
-  if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill("SIGTERM")
-  await server.exited
+const connect = async (server: HttpServer) => {
+  const connected = await connectHttp(server)
+  clients.push(connected.client)
+  return connected
 }
 
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close().catch(() => undefined)))
-  await Promise.all(servers.splice(0).map(stop))
+  await Promise.all(servers.splice(0).map(stopHttpServer))
 })
 
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
@@ -276,16 +247,15 @@ describe("MCP over Streamable HTTP with a real client", () => {
   it("speaks the transport's rules: 405 for GET, 400 without a session, 404 for an unknown one, 403 for a foreign origin", async () => {
     const server = await startServer()
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(server.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-        body: JSON.stringify(body)
-      })
+      fetch(server.url, { method: "POST", headers: mcpHeaders(server, headers), body: JSON.stringify(body) })
+    const authorization = { authorization: `Bearer ${server.token}` }
     const list = { jsonrpc: "2.0", id: 1, method: "tools/list" }
-    expect((await fetch(server.url)).status).toBe(405)
+    expect((await fetch(server.url, { headers: authorization })).status).toBe(405)
     expect((await post(list)).status).toBe(400)
     expect((await post(list, { "mcp-session-id": "no-such-session" })).status).toBe(404)
-    expect((await fetch(server.url, { method: "DELETE", headers: { "mcp-session-id": "nope" } })).status).toBe(404)
+    expect(
+      (await fetch(server.url, { method: "DELETE", headers: { ...authorization, "mcp-session-id": "nope" } })).status
+    ).toBe(404)
     expect((await post(list, { origin: "http://evil.example" })).status).toBe(403)
   })
 

@@ -8,14 +8,8 @@
  */
 import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
 import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
-import { Handlers, McpHttp, McpTools } from "@agent-terminal/tools"
-import { McpServer } from "@effect/ai"
+import { Handlers, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
@@ -24,7 +18,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import { createServer } from "node:http"
+import * as HttpTransport from "./HttpTransport.js"
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
@@ -71,6 +65,11 @@ export const settingsOptions = {
     "AGENT_TERMINAL_MAX_RESULT_BYTES",
     "Bound of every tool result's text (bytes, at least 64; default 262144)."
   ),
+  maxInputBytes: integer(
+    "max-input-bytes",
+    "AGENT_TERMINAL_MAX_INPUT_BYTES",
+    "Bound of one input: a send's text or paste, a task's input, an exec command (bytes; default 1048576)."
+  ),
   maxReadBytes: integer(
     "max-read-bytes",
     "AGENT_TERMINAL_MAX_READ_BYTES",
@@ -100,17 +99,6 @@ type Parsed<O> = O extends Options.Options<infer A> ? A : never
 
 /** The settings options, as parsed. */
 export type SettingsOptions = { readonly [K in keyof typeof settingsOptions]: Parsed<(typeof settingsOptions)[K]> }
-
-/** The options of the HTTP transport. */
-export const transportOptions = {
-  http: integer("http", "AGENT_TERMINAL_HTTP_PORT", "Serve MCP over Streamable HTTP on this port (0: any free port)."),
-  host: text("host", "AGENT_TERMINAL_HTTP_HOST", "Address the HTTP server binds (default 127.0.0.1, loopback only)."),
-  sessionIdleMs: integer(
-    "session-idle-ms",
-    "AGENT_TERMINAL_SESSION_IDLE_MS",
-    "Close an HTTP MCP session and its terminals after this long without a request (ms; default 1800000)."
-  )
-}
 
 /**
  * The sandbox of every session (docs/security.md): `--sandbox <read-only|workspace-write|danger-full-access>`
@@ -145,13 +133,10 @@ export const sandboxOptions = {
 export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
 
 /** Every option of `agent-terminal mcp`. */
-export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...transportOptions }
+export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...HttpTransport.httpOptions }
 
 /** The options of `agent-terminal mcp`, as parsed. */
-export type McpOptions =
-  & SettingsOptions
-  & SandboxOptions
-  & { readonly [K in keyof typeof transportOptions]: Parsed<(typeof transportOptions)[K]> }
+export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions
 
 const flags: Record<string, string> = {
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
@@ -166,11 +151,11 @@ const flags: Record<string, string> = {
   rows: "--rows / AGENT_TERMINAL_ROWS",
   shell: "--shell / AGENT_TERMINAL_SHELL",
   defaultCwd: "--cwd / AGENT_TERMINAL_CWD",
-  http: "--http / AGENT_TERMINAL_HTTP_PORT",
   sandbox: "--sandbox / AGENT_TERMINAL_SANDBOX",
   workspace: "--workspace / AGENT_TERMINAL_WORKSPACE",
   network: "--network / AGENT_TERMINAL_NETWORK",
-  sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS"
+  maxInputBytes: "--max-input-bytes / AGENT_TERMINAL_MAX_INPUT_BYTES",
+  ...HttpTransport.flags
 }
 
 const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
@@ -183,6 +168,7 @@ export const configInput = (options: SettingsOptions): TerminalConfig.TerminalCo
     openTimeoutMs: given(options.openTimeoutMs),
     disposeGraceMs: given(options.disposeGraceMs),
     maxResultBytes: given(options.maxResultBytes),
+    maxInputBytes: given(options.maxInputBytes),
     maxReadBytes: given(options.maxReadBytes),
     scrollbackLines: given(options.scrollbackLines),
     scrollbackMaxBytes: given(options.scrollbackMaxBytes),
@@ -283,43 +269,17 @@ const serveStdioWith = (
   input: TerminalConfig.TerminalConfigInput,
   sandbox?: Bubblewrap.Options
 ) => {
-  const server = McpTools.layer({
+  const server = McpStdio.layer({
+    ...serverInfo,
     maxResultBytes: settings.maxResultBytes,
-    ownerOf: () => Effect.succeed(stdioOwner)
+    owner: stdioOwner,
+    input: process.stdin,
+    output: process.stdout
   }).pipe(
     Layer.provide(Handlers.layer),
-    Layer.provide(McpServer.layerStdio({ ...serverInfo, stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
     Layer.provide(terminalLayer(input, sandbox))
   )
   return Effect.raceFirst(Layer.launch(server), stdinClosed)
-}
-
-const serveHttpWith = (
-  settings: TerminalConfig.TerminalConfig,
-  input: TerminalConfig.TerminalConfigInput,
-  http: { readonly port: number; readonly host: string; readonly sessionIdleMs: number | undefined },
-  sandbox?: Bubblewrap.Options
-) => {
-  const announce = Layer.effectDiscard(
-    HttpServer.addressFormattedWith((address) =>
-      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`)
-    )
-  )
-  const server = HttpLayerRouter.serve(
-    McpHttp.layer({
-      ...serverInfo,
-      maxResultBytes: settings.maxResultBytes,
-      sessionIdleMs: http.sessionIdleMs,
-      path: "/mcp"
-    }),
-    { disableLogger: true, disableListenLog: true }
-  ).pipe(
-    Layer.merge(announce),
-    Layer.provide(Handlers.layer),
-    Layer.provide(terminalLayer(input, sandbox)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: http.port, host: http.host }))
-  )
-  return Layer.launch(server)
 }
 
 /** Serve the terminal tools on stdio until the client disconnects. */
@@ -339,15 +299,16 @@ export const run = (options: McpOptions) =>
         : Effect.logInfo(`sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}`)
       const port = given(options.http)
       if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        return refuse("http", `invalid configuration http: a port is 0-65535, got ${port}`)
-      }
-      const sessionIdleMs = given(options.sessionIdleMs)
-      if (sessionIdleMs !== undefined && !(sessionIdleMs > 0)) {
-        return refuse("sessionIdleMs", `invalid configuration sessionIdleMs: must be positive, got ${sessionIdleMs}`)
-      }
-      return Effect.zipRight(
-        notice,
-        serveHttpWith(settings, input, { port, host: given(options.host) ?? "127.0.0.1", sessionIdleMs }, sandbox)
+      const http = HttpTransport.settingsFrom(port, options)
+      if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
+      return HttpTransport.loadToken(options).pipe(
+        Effect.matchEffect({
+          onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
+          onSuccess: (token) =>
+            Effect.zipRight(
+              notice,
+              HttpTransport.serve(settings, http.right, token, terminalLayer(input, sandbox), serverInfo)
+            )
+        })
       )
     })).pipe(Effect.provide(stderrLogger))

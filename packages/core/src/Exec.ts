@@ -20,7 +20,7 @@ import type {
   TerminalError
 } from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
-import { ReadResult } from "./Session.js"
+import { Millis, ReadResult } from "./Session.js"
 import { TaskInput, TaskStatus } from "./TaskRuntime.js"
 
 /**
@@ -65,7 +65,7 @@ export const Mode = Schema.Literal("child", "pty")
 /** @since 0.1.0 */
 export type Mode = typeof Mode.Type
 
-const millis = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+const millis = Millis
 
 /**
  * A one-shot run. Times are in milliseconds; a missing one takes its default from the settings

@@ -7,42 +7,46 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type { HostEnvironment } from "./EnvPolicy.js"
-import type {
-  CleanupFailed,
-  DuplicateName,
-  ForeignSession,
-  InvalidConfig,
+import {
+  type CleanupFailed,
+  type DuplicateName,
+  type ForeignSession,
+  type InvalidConfig,
   InvalidInput,
-  LimitReached,
-  SandboxUnavailable,
-  SendActive,
-  SessionExited,
-  SessionNotFound,
-  SignalRefused,
-  SpawnFailed
+  type LimitReached,
+  type SandboxUnavailable,
+  type SendActive,
+  type SessionExited,
+  type SessionNotFound,
+  type SignalRefused,
+  type SpawnFailed
 } from "./Errors.js"
 import type { OwnerId, SessionId } from "./Ids.js"
-import * as service from "./internal/service.js"
+import * as internal from "./internal/service.js"
 import type { ProcessInspector } from "./ProcessInspector.js"
 import type { PtyBackend } from "./PtyBackend.js"
 import type * as Sandbox from "./Sandbox.js"
-import type {
-  CloseResult,
+import {
+  bounds,
+  type CloseResult,
+  inputBytes,
   OpenRequest,
-  OpenResult,
+  type OpenResult,
   ReadRequest,
-  ReadResult,
+  type ReadResult,
   SendRequest,
-  SendResult,
-  SessionInfo,
+  type SendResult,
+  type SessionInfo,
   SignalName,
-  SignalResult
+  type SignalResult
 } from "./Session.js"
 import type { ShellDialects } from "./ShellDialects.js"
 import type { TaskRuntime } from "./TaskRuntime.js"
 import * as TerminalConfig from "./TerminalConfig.js"
+import * as Validation from "./Validation.js"
 
 /**
  * Errors of operations on an existing session.
@@ -104,7 +108,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       owner: OwnerId,
       sessionId: SessionId,
       signal: SignalName
-    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited>
+    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited | InvalidInput>
     /**
      * Stop the session's send in flight (as if the fiber that runs it were interrupted): a cancel that wins
      * before the write means the input is never written; otherwise the write lands, unread input is
@@ -137,12 +141,69 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
   }
 >() {}
 
+const checkOpen = Validation.decoder(OpenRequest, { root: "request" })
+const checkSend = Validation.decoder(SendRequest, { root: "request" })
+const checkRead = Validation.decoder(ReadRequest, { root: "request" })
+const checkSignal = Validation.decoder(SignalName, { root: "signal" })
+
+const checkId = (id: SessionId): Either.Either<SessionId, InvalidInput> =>
+  typeof id === "string" && id.length <= bounds.idLength
+    ? Either.right(id)
+    : Either.left(
+      new InvalidInput({
+        field: "sessionId",
+        reason: `must be an id (a string of at most ${bounds.idLength} characters)`
+      })
+    )
+
+const checkInputSize = (request: SendRequest, maxInputBytes: number): InvalidInput | undefined => {
+  for (const field of ["text", "paste"] as const) {
+    const value = request[field]
+    if (value !== undefined && (value.length > maxInputBytes || inputBytes(value) > maxInputBytes)) {
+      return new InvalidInput({ field, reason: `must be at most ${maxInputBytes} bytes (UTF-8; maxInputBytes)` })
+    }
+  }
+  return undefined
+}
+
+/**
+ * The service with every request checked at its entry, so Effect callers get the same `InvalidInput`
+ * (the field named, the value never echoed) the tools give: the bounds of `Session.bounds`, unknown fields
+ * refused, `text`/`paste` within `maxInputBytes`.
+ *
+ * @since 0.2.0
+ */
+export const checked = (service: PtyService["Type"], settings: TerminalConfig.TerminalConfig): PtyService["Type"] => ({
+  ...service,
+  open: (owner, request) =>
+    Either.match(checkOpen(request), { onLeft: Effect.fail, onRight: (valid) => service.open(owner, valid) }),
+  send: (owner, id, request) => {
+    const valid = Either.flatMap(checkId(id), () => checkSend(request))
+    if (Either.isLeft(valid)) return Effect.fail(valid.left)
+    const tooLarge = checkInputSize(valid.right, settings.maxInputBytes)
+    return tooLarge !== undefined ? Effect.fail(tooLarge) : service.send(owner, id, valid.right)
+  },
+  read: (owner, id, request) =>
+    Either.match(Either.flatMap(checkId(id), () => checkRead(request)), {
+      onLeft: Effect.fail,
+      onRight: (valid) => service.read(owner, id, valid)
+    }),
+  signal: (owner, id, signal) =>
+    Either.match(Either.flatMap(checkId(id), () => checkSignal(signal)), {
+      onLeft: Effect.fail,
+      onRight: (valid) => service.signal(owner, id, valid)
+    })
+})
+
 /**
  * Build the service in a scope; closing the scope closes every session.
  *
  * @since 0.1.0
  */
-export const make = service.make
+export const make = Effect.gen(function*() {
+  const service = yield* internal.make
+  return checked(service, yield* TerminalConfig.TerminalSettings)
+})
 
 /**
  * The service, over whatever backend, inspector, shell dialects, environment and sandbox are provided.
@@ -159,7 +220,7 @@ export const layer: Layer.Layer<
   | TaskRuntime
   | Sandbox.Sandbox
   | TerminalConfig.TerminalSettings
-> = Layer.scoped(PtyService, service.make)
+> = Layer.scoped(PtyService, make)
 
 /**
  * The service with its settings validated from `config` (fails with `InvalidConfig`).

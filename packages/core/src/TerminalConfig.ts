@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidConfig } from "./Errors.js"
+import { bounds } from "./Session.js"
 
 const positive = (name: string, fallback: number) =>
   Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: name })), {
@@ -33,6 +34,8 @@ export const TerminalConfigSchema = Schema.Struct({
   scrollbackMaxBytes: positive("scrollbackMaxBytes", 4 * 1024 * 1024),
   maxReadBytes: positive("maxReadBytes", 256 * 1024),
   maxResultBytes: positive("maxResultBytes", 256 * 1024),
+  /** The bound of one input: a send's `text` or `paste`, a task's input, an `exec` command (UTF-8 bytes). */
+  maxInputBytes: positive("maxInputBytes", 1024 * 1024),
   cols: positive("cols", 160),
   rows: positive("rows", 40),
   /** Let silence end a send even while the shell reports a command running. */
@@ -82,6 +85,7 @@ const positiveFields = [
   "scrollbackMaxBytes",
   "maxReadBytes",
   "maxResultBytes",
+  "maxInputBytes",
   "cols",
   "rows",
   "maxTerminalsPerOwner",
@@ -116,10 +120,16 @@ const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
   if (config.maxResultBytes < 64) {
     return new InvalidConfig({ field: "maxResultBytes", reason: `must be at least 64, got ${config.maxResultBytes}` })
   }
-  if (config.cols < 20 || config.rows < 5) {
+  if (config.cols < bounds.cols.min || config.rows < bounds.rows.min) {
     return new InvalidConfig({
-      field: config.cols < 20 ? "cols" : "rows",
-      reason: "a terminal needs at least 20 columns and 5 rows"
+      field: config.cols < bounds.cols.min ? "cols" : "rows",
+      reason: `a terminal needs at least ${bounds.cols.min} columns and ${bounds.rows.min} rows`
+    })
+  }
+  if (config.cols > bounds.cols.max || config.rows > bounds.rows.max) {
+    return new InvalidConfig({
+      field: config.cols > bounds.cols.max ? "cols" : "rows",
+      reason: `a terminal has at most ${bounds.cols.max} columns and ${bounds.rows.max} rows`
     })
   }
   return undefined

@@ -64,3 +64,8 @@ export * as TaskRuntime from "./TaskRuntime.js"
  * @since 0.1.0
  */
 export * as TerminalConfig from "./TerminalConfig.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Validation from "./Validation.js"

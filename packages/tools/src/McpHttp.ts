@@ -1,13 +1,24 @@
 /**
  * The terminal tools over MCP Streamable HTTP (protocol 2025-06-18): one endpoint (`POST` / `DELETE`; `GET`
- * answers 405, no server-initiated stream), one owner per MCP session.
+ * answers 405, no server-initiated stream), one owner per MCP session. Mount it behind `HttpGuard`, which
+ * authenticates every request and checks its `Host`, `Origin` and length first.
+ *
+ * The transport as the specification writes it: a `POST` body is `application/json` (else 415) and one
+ * JSON-RPC message — batches are refused (400), as 2025-06-18 removed them; `Accept` lists
+ * `application/json` and `text/event-stream` (else 406); after `initialize` an unsupported
+ * `MCP-Protocol-Version` is 400; a notification or response is answered 202 without a body.
  *
  * `@effect/ai`'s `McpServer.layerHttp` gives every HTTP request a fresh client id and issues no
- * `Mcp-Session-Id`, so it cannot tell which requests belong together. Here every MCP session gets its own
- * `McpServer` over its own `RpcServer` HTTP protocol, inside its own scope: an `initialize` without a session
- * id creates one and answers with its `Mcp-Session-Id`; later requests carrying the id go to that session's
- * server; `DELETE`, an idle expiry or the server's shutdown close the scope, and with it every terminal and
- * task the session's owner opened. An unknown id is a 404, so the client initializes again.
+ * `Mcp-Session-Id`, so it cannot tell which requests belong together. Here every MCP session is an entry
+ * of an `RcMap` — its own `McpServer` over its own rpc protocol, in the entry's scope. An `initialize`
+ * without a session id creates one (past `maxSessions` open: 503 with `Retry-After`) and answers with its
+ * `Mcp-Session-Id`; later requests carrying the id go to that session, each holding a reference while it
+ * runs; the session's scope closes — and with it every terminal and task its owner opened — on `DELETE`,
+ * after `sessionIdleMs` without a request in flight, or when the server stops. An unknown id is a 404, so
+ * the client initializes again. Calls of the terminal tools go to `ToolCall` directly
+ * (`internal/toolRequests.ts`); everything else to the session's `McpServer`.
+ *
+ * Logs name a session by its number and a short hash of its id, never the id itself.
  *
  * @since 0.1.0
  */
@@ -16,19 +27,27 @@ import { McpServer, type Tool } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
+import * as RcMap from "effect/RcMap"
+import type * as Scope from "effect/Scope"
+import * as crypto from "node:crypto"
+import * as HttpGuard from "./HttpGuard.js"
+import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
+import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
+import { CurrentOwner } from "./Owner.js"
 import type { TerminalToolkit } from "./TerminalTools.js"
+import * as ToolCall from "./ToolCall.js"
 
 /**
  * Settings of the HTTP endpoint.
@@ -43,8 +62,10 @@ export interface Options {
   readonly maxResultBytes: number
   /** Close an MCP session (and its terminals) after this long without a request; default 30 minutes. */
   readonly sessionIdleMs?: number | undefined
-  /** Browser origins allowed besides loopback ones (`Origin` is checked against DNS rebinding). */
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** MCP sessions open at once; an `initialize` past it is 503 (default 64). */
+  readonly maxSessions?: number | undefined
+  /** The bound of a request body in bytes (default 4 MiB; `HttpGuard` refuses a longer declared one). */
+  readonly maxBodyBytes?: number | undefined
 }
 
 /**
@@ -55,49 +76,69 @@ export interface Options {
 export const sessionHeader = "mcp-session-id"
 
 /**
+ * The header carrying the protocol version after initialization.
+ *
+ * @since 0.2.0
+ */
+export const protocolVersionHeader = "mcp-protocol-version"
+
+/**
+ * The protocol versions the server speaks (those of `@effect/ai`'s `McpServer`).
+ *
+ * @since 0.2.0
+ */
+export const supportedProtocolVersions: ReadonlyArray<string> = ["2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]
+
+/**
  * The default idle expiry of an MCP session: 30 minutes.
  *
  * @since 0.1.0
  */
 export const defaultSessionIdleMs = 30 * 60 * 1000
 
+/**
+ * The default cap on MCP sessions open at once.
+ *
+ * @since 0.2.0
+ */
+export const defaultMaxSessions = 64
+
+/** The seconds a client is told to wait when the sessions are full. */
+const retryAfterSeconds = 30
+
+/**
+ * How logs name a session: its number and the first hex digits of a SHA-256 of its id (the id is a
+ * credential of its client; a hash names it without giving it away).
+ *
+ * @since 0.2.0
+ */
+export const sessionLabel = (serial: number, id: string): string =>
+  `#${serial} (${crypto.createHash("sha256").update(id).digest("hex").slice(0, 8)})`
+
 interface McpSession {
-  readonly id: string
+  readonly label: string
   readonly owner: Ids.OwnerId
-  readonly scope: Scope.CloseableScope
-  readonly closed: Deferred.Deferred<void>
-  readonly app: Effect.Effect<
-    HttpServerResponse.HttpServerResponse,
-    never,
-    HttpServerRequest.HttpServerRequest | Scope.Scope
-  >
-  lastSeen: number
-  inFlight: number
+  /** The answers being computed; a `DELETE` interrupts them, and their requests answer 404. */
+  readonly inFlight: Set<Fiber.RuntimeFiber<ReadonlyArray<RpcMessage.FromServerEncoded>>>
+  closed: boolean
+  /** Hand a message to the session's `McpServer`; its responses, none for a notification. */
+  forward: SessionProtocol.Forward
+  closeReason: string
 }
 
-const rpcError = (status: number, code: number, message: string) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status })
+class UnknownSession extends Data.TaggedError("UnknownSession") {}
 
-const messagesOf = (body: unknown): ReadonlyArray<Record<string, unknown>> =>
-  (Array.isArray(body) ? body : [body]).filter((message): message is Record<string, unknown> =>
-    typeof message === "object" && message !== null
-  )
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
 
-const isInitialize = (body: unknown) => messagesOf(body).some((message) => message.method === "initialize")
+const mediaTypes = (header: string | undefined): ReadonlyArray<string> =>
+  header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
 
-/** Only notifications or responses: nothing to answer but 202 Accepted. */
-const expectsNoResponse = (body: unknown) =>
-  messagesOf(body).every((message) => !("method" in message) || !("id" in message) || message.id === null)
-
-const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
-
-const originAllowed = (origin: string | undefined, allowed: ReadonlyArray<string>): boolean => {
-  if (origin === undefined || allowed.includes(origin)) return true
-  try {
-    return loopbackHosts.has(new URL(origin).hostname)
-  } catch {
-    return false
-  }
+const acceptsBoth = (accept: string | undefined) => {
+  const types = mediaTypes(accept)
+  const json = types.some((type) => type === "application/json" || type === "application/*" || type === "*/*")
+  const sse = types.some((type) => type === "text/event-stream" || type === "text/*" || type === "*/*")
+  return json && sse
 }
 
 /** End everything an owner left open: its background tasks, then its terminals. */
@@ -109,11 +150,9 @@ const closeOwner = (owner: Ids.OwnerId) =>
     yield* terminals.closeOwner(owner)
   })
 
-const newSessionId = () => globalThis.crypto.randomUUID()
-
 /**
- * The MCP endpoint as an HTTP handler, to mount at a path of any router: it dispatches on the method and
- * the `Mcp-Session-Id` header. The sessions live in the scope this is built in.
+ * The MCP endpoint as an HTTP handler, to mount at a path of any router behind `HttpGuard`: it dispatches
+ * on the method and the `Mcp-Session-Id` header. The sessions live in the scope this is built in.
  *
  * @since 0.1.0
  */
@@ -125,120 +164,191 @@ export const makeApp = (
   Scope.Scope | PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>
 > =>
   Effect.gen(function*() {
-    const parent = yield* Effect.scope
     const context = yield* Effect.context<PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>>()
-    const sessions = new Map<string, McpSession>()
-    const idleMs = options.sessionIdleMs ?? defaultSessionIdleMs
     const serverInfo = { name: options.name, version: options.version }
+    const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
+    const caller = yield* ToolCall.make(options)
+    const parser = RpcSerialization.jsonRpc().unsafeMake()
+    const pending = new Set<string>()
+    let serial = 0
+    let stopping = false
 
-    const close = (session: McpSession, reason: string) =>
-      Effect.suspend(() => {
-        if (sessions.get(session.id) !== session) return Effect.void
-        sessions.delete(session.id)
-        return Effect.logInfo(`MCP session ${session.id} closed (${reason})`).pipe(
-          Effect.zipRight(Scope.close(session.scope, Exit.void))
+    const open = (id: string) =>
+      Effect.gen(function*() {
+        if (!pending.delete(id)) return yield* new UnknownSession()
+        const label = sessionLabel(++serial, id)
+        const owner = Ids.OwnerId.make(`mcp-http-${serial}`)
+        const session: McpSession = {
+          label,
+          owner,
+          inFlight: new Set(),
+          closed: false,
+          forward: () => Effect.succeed([]),
+          closeReason: "idle"
+        }
+        yield* Effect.addFinalizer(() =>
+          Effect.logInfo(`MCP session ${label} closed (${stopping ? "the server stops" : session.closeReason})`).pipe(
+            Effect.zipRight(closeOwner(owner).pipe(Effect.provide(context)))
+          )
         )
-      })
-
-    const open = Effect.gen(function*() {
-      const id = newSessionId()
-      const owner = Ids.OwnerId.make(`mcp-http-${id}`)
-      const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
-      const closed = yield* Deferred.make<void>()
-      yield* Scope.addFinalizer(scope, closeOwner(owner).pipe(Effect.provide(context)))
-      const app = yield* Effect.gen(function*() {
-        const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp
         const server = yield* McpServer.McpServer.make
-        yield* McpTools.register({ maxResultBytes: options.maxResultBytes, ownerOf: () => Effect.succeed(owner) }).pipe(
+        yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner }).pipe(
           Effect.provideService(McpServer.McpServer, server),
           Effect.provide(context)
         )
+        const { forward, protocol } = yield* SessionProtocol.sessionProtocol
         yield* McpServer.run(serverInfo).pipe(
           Effect.provideService(McpServer.McpServer, server),
           Effect.provideService(RpcServer.Protocol, protocol),
           Effect.forkScoped
         )
-        return httpApp
-      }).pipe(Effect.provide(RpcSerialization.layerJsonRpc()), Scope.extend(scope))
-      yield* Scope.addFinalizer(scope, Deferred.succeed(closed, undefined))
-      const session: McpSession = {
-        id,
-        owner,
-        scope,
-        closed,
-        app,
-        lastSeen: yield* Clock.currentTimeMillis,
-        inFlight: 0
-      }
-      sessions.set(id, session)
-      yield* Effect.logInfo(`MCP session ${id} opened (owner ${owner})`)
-      return session
+        yield* Effect.logInfo(`MCP session ${label} opened (owner ${owner})`)
+        return Object.assign(session, { forward })
+      })
+
+    const sessions = yield* RcMap.make({
+      lookup: open,
+      idleTimeToLive: Duration.millis(options.sessionIdleMs ?? defaultSessionIdleMs),
+      capacity: options.maxSessions ?? defaultMaxSessions
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        stopping = true
+      })
+    )
+
+    /** The session of an id, held for the rest of the request's scope; `undefined`: no such session. */
+    const existing = (id: string) =>
+      Effect.flatMap(RcMap.has(sessions, id), (has) =>
+        has
+          ? RcMap.get(sessions, id).pipe(
+            Effect.map((session): McpSession | undefined => session),
+            // the entry expired between the two looks: it must not linger as a failed entry
+            Effect.catchAll(() => Effect.as(RcMap.invalidate(sessions, id), undefined))
+          )
+          : Effect.succeed(undefined))
+
+    const created = Effect.gen(function*() {
+      const id = globalThis.crypto.randomUUID()
+      pending.add(id)
+      return yield* RcMap.get(sessions, id).pipe(
+        Effect.map((session) => ({ id, session })),
+        Effect.ensuring(Effect.sync(() => pending.delete(id)))
+      )
     })
 
-    /** Serve one request on its session; a session closed meanwhile answers 404. */
-    const serve = (session: McpSession) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => {
-          session.inFlight++
-        }),
-        () =>
-          Effect.raceFirst(
-            session.app,
-            Deferred.await(session.closed).pipe(Effect.as(rpcError(404, -32001, "MCP session closed")))
-          ),
-        () =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.sync(() => {
-              session.inFlight--
-              session.lastSeen = now
-            }))
-      ).pipe(Effect.map(HttpServerResponse.setHeader(sessionHeader, session.id)))
+    const encoded = (responses: ReadonlyArray<RpcMessage.FromServerEncoded>, sessionId: string) => {
+      const body = responses.length === 0 ? undefined : parser.encode(responses.length === 1 ? responses[0] : responses)
+      return body === undefined
+        ? HttpServerResponse.empty({ status: 202, headers: { [sessionHeader]: sessionId } })
+        : HttpServerResponse.text(body as string, {
+          contentType: "application/json",
+          headers: { [sessionHeader]: sessionId }
+        })
+    }
 
-    yield* Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      for (const session of Array.from(sessions.values())) {
-        if (session.inFlight === 0 && now - session.lastSeen >= idleMs) yield* close(session, "idle")
-      }
-    }).pipe(
-      Effect.repeat(Schedule.spaced(Math.max(1000, Math.min(60_000, Math.floor(idleMs / 4))))),
-      Effect.forkScoped
-    )
+    /** Serve one message on its session; a session closed meanwhile answers 404. */
+    const serve = (
+      session: McpSession,
+      sessionId: string,
+      message: RpcMessage.FromClientEncoded,
+      request: HttpServerRequest.HttpServerRequest
+    ) => {
+      const tool = ToolRequests.toolRequest(message)
+      const answer = tool !== undefined
+        ? Effect.map(
+          Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner),
+          (response) => [response]
+        )
+        : session.forward(message, Object.entries(request.headers))
+      // The answer runs in a fiber of its own that a DELETE interrupts; the request then answers 404.
+      return Effect.flatMap(Effect.fork(answer), (fiber) => {
+        session.inFlight.add(fiber)
+        return Effect.flatMap(
+          Effect.ensuring(Fiber.await(fiber), Effect.sync(() => session.inFlight.delete(fiber))),
+          (exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.succeed(encoded(exit.value, sessionId))
+              : session.closed
+              ? Effect.succeed(rpcError(404, -32001, "MCP session closed"))
+              : Effect.failCause(exit.cause)
+        )
+      })
+    }
 
     const post = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) =>
       Effect.gen(function*() {
-        const body = yield* Effect.option(request.json)
-        if (Option.isNone(body)) return rpcError(400, -32700, "Parse error: the body is not JSON")
-        let session: McpSession | undefined
+        const contentType = mediaTypes(request.headers["content-type"])[0]
+        if (contentType !== "application/json") {
+          return rpcError(415, -32000, "Unsupported Media Type: a POST body is application/json")
+        }
+        if (!acceptsBoth(request.headers["accept"])) {
+          return rpcError(406, -32000, "Not Acceptable: Accept must list application/json and text/event-stream")
+        }
+        const body = yield* HttpGuard.readBody(request, maxBodyBytes)
+        const start = body.trimStart()[0]
+        if (start === "[") {
+          return rpcError(400, -32600, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18)")
+        }
+        if (start !== "{") return rpcError(400, -32600, "Invalid Request: the body is not one JSON-RPC message")
+        let messages: ReadonlyArray<RpcMessage.FromClientEncoded>
+        try {
+          messages = parser.decode(body) as ReadonlyArray<RpcMessage.FromClientEncoded>
+        } catch {
+          return rpcError(400, -32700, "Parse error: the body is not JSON")
+        }
+        const message = messages[0]!
         if (sessionId === undefined) {
-          if (!isInitialize(body.value)) {
+          if (message._tag !== "Request" || message.tag !== "initialize") {
             return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`)
           }
-          session = yield* open
-        } else {
-          session = sessions.get(sessionId)
-          if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again")
+          const opened = yield* created.pipe(
+            Effect.catchAll((error) =>
+              Effect.fail(
+                Cause.isExceededCapacityException(error)
+                  ? new HttpGuard.Refused({
+                    status: 503,
+                    reason: `Service Unavailable: ${options.maxSessions ?? defaultMaxSessions} MCP sessions are open`,
+                    headers: { "retry-after": String(retryAfterSeconds) }
+                  })
+                  : new HttpGuard.Refused({ status: 503, reason: "Service Unavailable: the session could not start" })
+              )
+            )
+          )
+          return yield* serve(opened.session, opened.id, message, request)
         }
-        const response = yield* serve(session)
-        return expectsNoResponse(body.value) && response.status < 300
-          ? HttpServerResponse.empty({ status: 202 }).pipe(HttpServerResponse.setHeader(sessionHeader, session.id))
-          : response
+        const version = request.headers[protocolVersionHeader]
+        if (version !== undefined && !supportedProtocolVersions.includes(version)) {
+          return rpcError(
+            400,
+            -32000,
+            `Bad Request: unsupported ${protocolVersionHeader} (supported: ${supportedProtocolVersions.join(", ")})`
+          )
+        }
+        const session = yield* existing(sessionId)
+        if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again")
+        return yield* serve(session, sessionId, message, request)
+      }).pipe(Effect.catchTag("Refused", (refused) => Effect.succeed(HttpGuard.refusal(refused))))
+
+    const remove = (sessionId: string | undefined) =>
+      Effect.gen(function*() {
+        const session = sessionId === undefined ? undefined : yield* existing(sessionId)
+        if (session === undefined) return rpcError(404, -32001, "MCP session not found")
+        session.closeReason = "deleted by the client"
+        session.closed = true
+        yield* Fiber.interruptAll(session.inFlight)
+        yield* RcMap.invalidate(sessions, sessionId!)
+        return HttpServerResponse.empty({ status: 204 })
       })
 
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (!originAllowed(request.headers["origin"], options.allowedOrigins ?? [])) {
-        return rpcError(403, -32000, "Forbidden: origin not allowed")
-      }
       const sessionId = request.headers[sessionHeader]
       switch (request.method) {
         case "POST":
           return yield* post(request, sessionId)
-        case "DELETE": {
-          const session = sessionId === undefined ? undefined : sessions.get(sessionId)
-          if (session === undefined) return rpcError(404, -32001, "MCP session not found")
-          yield* close(session, "deleted by the client")
-          return HttpServerResponse.empty({ status: 204 })
-        }
+        case "DELETE":
+          return yield* remove(sessionId)
         default:
           return HttpServerResponse.empty({ status: 405, headers: { allow: "POST, DELETE" } })
       }
@@ -247,7 +357,7 @@ export const makeApp = (
 
 /**
  * The MCP endpoint on an `HttpLayerRouter` at `path` (default `/mcp`); serve it with
- * `HttpLayerRouter.serve` over any `HttpServer`.
+ * `HttpLayerRouter.serve` over any `HttpServer`, with `HttpGuard.layer` in front.
  *
  * @since 0.1.0
  */

@@ -44,31 +44,47 @@ export const describe = (tool: Tool.Any): McpSchema.Tool =>
   })
 
 /**
- * Register every terminal tool on the MCP server in context.
+ * How the calls of a server find their owner: one owner for every call (a stdio connection, an HTTP MCP
+ * session), or `ownerOf` asked per call.
+ *
+ * @since 0.2.0
+ */
+export type Options =
+  | { readonly maxResultBytes: number; readonly owner: Ids.OwnerId }
+  | { readonly maxResultBytes: number; readonly ownerOf: OwnerOf }
+
+/**
+ * Register every terminal tool on the MCP server in context. The call path is compiled once, here; a
+ * result is built without re-validating what the call path already checked.
  *
  * @since 0.1.0
  */
-export const register = (options: { readonly maxResultBytes: number; readonly ownerOf: OwnerOf }) =>
+export const register = (options: Options) =>
   Effect.gen(function*() {
     const server = yield* McpServer.McpServer
-    const context = yield* Effect.context<Tool.HandlersFor<typeof TerminalToolkit.tools>>()
+    const caller = yield* ToolCall.make(options)
+    const toResult = (outcome: ToolCall.ToolOutcome) =>
+      new McpSchema.CallToolResult({
+        isError: outcome.isError,
+        structuredContent: outcome.structured,
+        content: [{ type: "text", text: outcome.text }]
+      }, true)
     for (const tool of Object.values(TerminalToolkit.tools)) {
+      const name = tool.name
       yield* server.addTool({
         tool: describe(tool),
-        handle: (payload) =>
-          Effect.gen(function*() {
-            const client = yield* McpSchema.McpServerClient
-            const owner = yield* options.ownerOf(client)
-            const outcome = yield* ToolCall.call(tool.name, payload, options).pipe(
-              Effect.provide(context),
-              Effect.provideService(CurrentOwner, owner)
+        handle: "owner" in options
+          ? (payload) =>
+            Effect.map(
+              Effect.provideService(caller.call(name, payload), CurrentOwner, options.owner),
+              toResult
             )
-            return new McpSchema.CallToolResult({
-              isError: outcome.isError,
-              structuredContent: outcome.structured,
-              content: [{ type: "text", text: outcome.text }]
-            })
-          })
+          : (payload) =>
+            McpSchema.McpServerClient.pipe(
+              Effect.flatMap(options.ownerOf),
+              Effect.flatMap((owner) => Effect.provideService(caller.call(name, payload), CurrentOwner, owner)),
+              Effect.map(toResult)
+            )
       })
     }
   })
@@ -78,5 +94,4 @@ export const register = (options: { readonly maxResultBytes: number; readonly ow
  *
  * @since 0.1.0
  */
-export const layer = (options: { readonly maxResultBytes: number; readonly ownerOf: OwnerOf }) =>
-  Layer.effectDiscard(register(options))
+export const layer = (options: Options) => Layer.effectDiscard(register(options))

@@ -8,7 +8,7 @@ import { Errors, Exec, Session, TaskRuntime } from "@agent-terminal/core"
 import { Tool, Toolkit } from "@effect/ai"
 import * as Schema from "effect/Schema"
 
-const sessionId = Schema.String.annotations({ description: "The session's id, as returned by terminal_open." })
+const sessionId = Session.IdString.annotations({ description: "The session's id, as returned by terminal_open." })
 
 const describe = (lines: ReadonlyArray<string>) => lines.join(" ")
 
@@ -52,15 +52,15 @@ export const TerminalOpen = annotate(
           "or pwsh, or a path to one (/usr/bin/zsh). Each reports its prompt, exit codes and continuation " +
           "prompts exactly. Any other shell is refused; run it as type \"command\" with argv instead."
       })),
-      name: Schema.optional(Schema.String.annotations({ description: "A name unique among your open sessions." })),
-      cwd: Schema.optional(Schema.String.annotations({ description: "Working directory (must exist)." })),
+      name: Schema.optional(Session.Name.annotations({
+        description: "A name unique among your open sessions (1-128 characters)."
+      })),
+      cwd: Schema.optional(Session.Path.annotations({ description: "Working directory (must exist)." })),
       argv: Schema.optional(
-        Schema.Array(Schema.String).annotations({
-          description: "For type \"command\": the program and its arguments."
-        })
+        Session.Argv.annotations({ description: "For type \"command\": the program and its arguments." })
       ),
-      cols: Schema.optional(Schema.Number.annotations({ description: "Terminal width (default 160)." })),
-      rows: Schema.optional(Schema.Number.annotations({ description: "Terminal height (default 40)." }))
+      cols: Schema.optional(Session.Columns.annotations({ description: "Terminal width (20-1000; default 160)." })),
+      rows: Schema.optional(Session.Rows.annotations({ description: "Terminal height (5-500; default 40)." }))
     },
     success: Session.OpenResult,
     failure: Errors.TerminalError
@@ -94,7 +94,7 @@ export const TerminalSend = annotate(
         description: "Text to type, sent as its exact UTF-8 bytes. Several lines at a shell prompt go as one unit."
       })),
       keys: Schema.optional(
-        Schema.Array(Schema.String).annotations({
+        Session.KeyNames.annotations({
           description: "Named keys, in order: Enter, Tab, Escape, Backspace, Delete, Insert, Space, Up/Down/Left/" +
             "Right, Home, End, PageUp, PageDown, F1-F12, with modifiers C-, M-, S- (e.g. C-c, C-d, C-w, M-b, M-x, " +
             "S-Tab, C-Up), or single characters (q, :). Arrows follow the mode the program set."
@@ -107,10 +107,10 @@ export const TerminalSend = annotate(
       submit: Schema.optional(Schema.Boolean.annotations({
         description: "Press Enter after the text (default true for text, false for keys and paste)."
       })),
-      timeoutMs: Schema.optional(Schema.Number.annotations({
-        description: "Stop waiting after this many ms (default 30000); nothing is killed."
+      timeoutMs: Schema.optional(Session.Millis.annotations({
+        description: "Stop waiting after this many ms (default 30000; at most 86400000); nothing is killed."
       })),
-      idleMs: Schema.optional(Schema.Number.annotations({
+      idleMs: Schema.optional(Session.Millis.annotations({
         description: "Also return after this many ms without output, even while a command runs."
       })),
       run_in_background: Schema.optional(Schema.Boolean.annotations({
@@ -138,8 +138,10 @@ export const TerminalRead = annotate(
     ]),
     parameters: {
       sessionId,
-      offset: Schema.optional(Schema.Number.annotations({ description: "Lines back from the newest (default 0)." })),
-      count: Schema.optional(Schema.Number.annotations({ description: "How many lines (default: what fits)." }))
+      offset: Schema.optional(
+        Session.LineCount.annotations({ description: "Lines back from the newest (default 0)." })
+      ),
+      count: Schema.optional(Session.LineCount.annotations({ description: "How many lines (default: what fits)." }))
     },
     success: Session.ReadResult,
     failure: Errors.TerminalError
@@ -211,7 +213,7 @@ export const TerminalList = annotate(
   { title: "List terminals", readOnly: true, destructive: false, idempotent: true, openWorld: false }
 )
 
-const taskId = Schema.String.annotations({ description: "The task's id, as returned with run_in_background." })
+const taskId = Session.IdString.annotations({ description: "The task's id, as returned with run_in_background." })
 
 /**
  * What `task_output` and `task_kill` return: the task's status and the output that is new since the
@@ -247,7 +249,7 @@ export const TaskOutput = annotate(
     parameters: {
       taskId,
       wait: Schema.optional(Schema.Boolean.annotations({ description: "Block until the task ends." })),
-      timeoutMs: Schema.optional(Schema.Number.annotations({ description: "Give up waiting after this many ms." }))
+      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "Give up waiting after this many ms." }))
     },
     success: TaskView,
     failure: Errors.TerminalError
@@ -270,8 +272,7 @@ export const TaskKill = annotate(
   { title: "Kill a background task", readOnly: false, destructive: true, idempotent: true, openWorld: false }
 )
 
-const millis = (description: string) =>
-  Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({ description }))
+const millis = (description: string) => Schema.optional(Session.Millis.annotations({ description }))
 
 /**
  * `exec`: run a one-shot command under a timeout and a no-output watchdog, as a task when it runs long.
@@ -299,14 +300,14 @@ export const ExecTool = annotate(
         description: "A shell command line (run with bash -c). Give command or argv."
       })),
       argv: Schema.optional(
-        Schema.Array(Schema.String).annotations({
+        Session.Argv.annotations({
           description: "The program and its arguments, passed as they are (no shell, no quoting needed)."
         })
       ),
       mode: Schema.optional(Exec.Mode.annotations({
         description: "\"pty\": on its own terminal; \"child\": with pipes. Default: pty for command, child for argv."
       })),
-      cwd: Schema.optional(Schema.String.annotations({ description: "Working directory (must exist)." })),
+      cwd: Schema.optional(Session.Path.annotations({ description: "Working directory (must exist)." })),
       timeoutMs: millis("Kill the process tree after this many ms (default 1800000; 0: no limit)."),
       noOutputTimeoutMs: millis("Kill the process tree after this many ms without output (default 600000; 0: off)."),
       yieldMs: millis(
@@ -371,18 +372,20 @@ export const ProcessTool = annotate(
     ]),
     parameters: {
       action: ProcessAction,
-      taskId: Schema.optional(Schema.String.annotations({ description: "The task's id (every action but list)." })),
+      taskId: Schema.optional(Session.IdString.annotations({ description: "The task's id (every action but list)." })),
       wait: Schema.optional(Schema.Boolean.annotations({ description: "poll: block until there is news." })),
       timeoutMs: millis("poll with wait: give up waiting after this many ms (default 30000)."),
       offset: Schema.optional(
-        Schema.Number.annotations({ description: "log: lines back from the newest (default 0)." })
+        Session.LineCount.annotations({ description: "log: lines back from the newest (default 0)." })
       ),
-      count: Schema.optional(Schema.Number.annotations({ description: "log: how many lines (default: what fits)." })),
+      count: Schema.optional(
+        Session.LineCount.annotations({ description: "log: how many lines (default: what fits)." })
+      ),
       text: Schema.optional(
         Schema.String.annotations({ description: "write / submit / paste: the text (exact UTF-8)." })
       ),
       keys: Schema.optional(
-        Schema.Array(Schema.String).annotations({ description: "keys: named keys in order (C-c, Up, Enter, Tab…)." })
+        Session.KeyNames.annotations({ description: "keys: named keys in order (C-c, Up, Enter, Tab…)." })
       ),
       eof: Schema.optional(Schema.Boolean.annotations({
         description: "write / submit / paste / keys: end the input afterwards (end of file)."

@@ -1,17 +1,23 @@
 /**
- * One call path for every transport: find the tool, validate its parameters (a bad one is an
- * `InvalidInput` naming the field), run its handler as the current owner, and render the outcome — the
- * structured result (or error with its `_tag` and `message`) and the bounded text a model reads.
+ * One call path for every transport: find the tool, validate its parameters (a bad or unknown one is an
+ * `InvalidInput` naming the field, never echoing the value), run its handler as the current owner, and
+ * render the outcome — the structured result (or error with its `_tag` and `message`) and the bounded text
+ * a model reads. A failure's text and structured content together stay within `maxResultBytes`.
+ *
+ * The path is compiled once (`make`): each tool's parameter decoder, handler and result encoder are
+ * looked up and built when the caller is made, not on every call.
  *
  * @since 0.1.0
  */
-import { Errors } from "@agent-terminal/core"
+import { Errors, Validation } from "@agent-terminal/core"
+import { Utf8 } from "@agent-terminal/terminal"
 import type { Tool } from "@effect/ai"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import * as Render from "./Render.js"
 import { TerminalToolkit } from "./TerminalTools.js"
 
@@ -24,7 +30,7 @@ export interface ToolOutcome {
   readonly isError: boolean
   /** The result (or the error's fields with `_tag` and `message`) as JSON. */
   readonly structured: Record<string, unknown>
-  /** The rendered text, within `maxResultBytes`. */
+  /** The rendered text, within `maxResultBytes` (a failure's text and `structured` together). */
   readonly text: string
 }
 
@@ -34,6 +40,16 @@ export interface ToolOutcome {
  * @since 0.1.0
  */
 export type ToolName = keyof typeof TerminalToolkit.tools
+
+/**
+ * A call path over the handlers it was made with.
+ *
+ * @since 0.2.0
+ */
+export interface Caller {
+  /** Call a tool by name with JSON arguments; never fails (a failure is an outcome with `isError`). */
+  readonly call: (name: string, payload: unknown) => Effect.Effect<ToolOutcome>
+}
 
 const render = (name: ToolName, payload: any, result: any, maxBytes: number): string => {
   switch (name) {
@@ -59,28 +75,152 @@ const render = (name: ToolName, payload: any, result: any, maxBytes: number): st
   }
 }
 
-const errorOutcome = (error: { readonly _tag: string; readonly message: string }, maxBytes: number): ToolOutcome => {
-  const fields = Schema.is(Errors.TerminalError)(error)
-    ? Schema.encodeSync(Errors.TerminalError)(error) as Record<string, unknown>
-    : {}
-  return {
-    isError: true,
-    structured: { ...fields, _tag: error._tag, message: error.message },
-    text: Render.failure(error._tag, error.message, maxBytes, fields)
-  }
-}
+const isTerminalError = Schema.is(Errors.TerminalError)
+const encodeTerminalError = Schema.encodeSync(Errors.TerminalError)
 
-const invalidParameters = (error: ParseResult.ParseError): Errors.InvalidInput => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  const field = issue?.path.join(".") || "arguments"
-  const reason = issue?.message.startsWith("is missing") || issue?.message === "is missing"
-    ? "is required"
-    : issue?.message ?? "does not match the tool's schema"
-  return new Errors.InvalidInput({ field, reason })
+/** The longest string an error's structured fields carry (ids and names are shorter by their bounds). */
+const maxFieldChars = 256
+const jsonBytes = (value: unknown) => Utf8.byteLength(JSON.stringify(value))
+
+const capFields = (fields: Record<string, unknown>, maxChars: number): Record<string, unknown> => {
+  const capped: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value === "string") capped[key] = Validation.shortPrefix(value, maxChars)
+    else if (Array.isArray(value) && value.length > 16) capped[key] = value.slice(0, 16)
+    else capped[key] = value
+  }
+  return capped
 }
 
 /**
- * Call a terminal tool by name with JSON arguments.
+ * A failure's outcome: the text keeps the tag and the ids first; the structured content is the error's
+ * fields (strings cut to a short prefix) with `_tag` and `message`, made smaller — without the message,
+ * with shorter fields, only the tag, nothing — until text and structured content fit `maxBytes` together.
+ *
+ * @since 0.2.0
+ */
+export const failureOutcome = (
+  error: { readonly _tag: string; readonly message: string },
+  maxBytes: number
+): ToolOutcome => {
+  const fields = isTerminalError(error)
+    ? capFields(encodeTerminalError(error) as Record<string, unknown>, maxFieldChars)
+    : {}
+  const message = Validation.shortPrefix(error.message, 4 * maxFieldChars)
+  const compact = Render.failure(error._tag, "", maxBytes, fields)
+  const candidates: ReadonlyArray<Record<string, unknown>> = [
+    { ...fields, _tag: error._tag, message },
+    { ...fields, _tag: error._tag },
+    { ...capFields(fields, 24), _tag: error._tag },
+    { _tag: error._tag },
+    {}
+  ]
+  const room = maxBytes - Utf8.byteLength(compact)
+  const structured = candidates.find((candidate) => jsonBytes(candidate) <= room) ?? {}
+  return {
+    isError: true,
+    structured,
+    text: Render.failure(error._tag, message, Math.max(0, maxBytes - jsonBytes(structured)), fields)
+  }
+}
+
+const defectOutcome = (cause: Cause.Cause<unknown>, maxBytes: number) =>
+  failureOutcome({ _tag: "InternalError", message: Cause.pretty(cause) }, maxBytes)
+
+interface Compiled {
+  readonly decode: (payload: unknown) => Either.Either<unknown, Errors.InvalidInput>
+  readonly run: (params: unknown) => Effect.Effect<unknown, unknown>
+  readonly encode: (result: unknown) => Either.Either<unknown, unknown>
+}
+
+const parameterNames = (tool: Tool.Any): ReadonlyArray<string> =>
+  AST.getPropertySignatures(tool.parametersSchema.ast).map((property) => String(property.name))
+
+const compile = (tool: Tool.Any, context: Context.Context<never>): Compiled => {
+  const entry = context.unsafeMap.get(tool.id) as
+    | {
+      readonly handler: (params: unknown) => Effect.Effect<unknown, unknown>
+      readonly context: Context.Context<never>
+    }
+    | undefined
+  if (entry === undefined) throw new Error(`no handler for the tool ${tool.name}`)
+  const names = parameterNames(tool)
+  const list = names.length === 0 ? "it takes none" : `its parameters: ${names.join(", ")}`
+  return {
+    decode: Validation.decoder(tool.parametersSchema as Schema.Schema<unknown, unknown>, {
+      root: "arguments",
+      unexpected: () => `is not a parameter of ${tool.name} (${list})`
+    }),
+    // The handlers took their services when they were built (Handlers.layer): a call needs only the
+    // caller's context (its CurrentOwner), not a merge with the whole layer's context on every call.
+    run: entry.handler,
+    encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>)
+  }
+}
+
+/**
+ * The call path over the tool handlers in context, compiled once.
+ *
+ * @since 0.2.0
+ */
+export const make = (
+  options: { readonly maxResultBytes: number }
+): Effect.Effect<Caller, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+  Effect.map(Effect.context<Tool.HandlersFor<typeof TerminalToolkit.tools>>(), (context) => {
+    const maxBytes = options.maxResultBytes
+    const compiled = new Map<string, Compiled>()
+    for (const tool of Object.values(TerminalToolkit.tools)) {
+      compiled.set(tool.name, compile(tool as Tool.Any, context as Context.Context<never>))
+    }
+    const names = Object.keys(TerminalToolkit.tools).join(", ")
+    const call = (name: string, payload: unknown): Effect.Effect<ToolOutcome> => {
+      const tool = compiled.get(name)
+      if (tool === undefined) {
+        const field = Validation.shortPrefix(name)
+        return Effect.succeed(failureOutcome(
+          new Errors.InvalidInput({ field: "name", reason: `no tool named ${field} (tools: ${names})` }),
+          maxBytes
+        ))
+      }
+      const params = tool.decode(payload ?? {})
+      if (Either.isLeft(params)) return Effect.succeed(failureOutcome(params.left, maxBytes))
+      return tool.run(params.right).pipe(
+        Effect.matchCauseEffect({
+          onFailure: (cause) => {
+            const failure = Cause.failureOption(cause)
+            if (failure._tag === "Some") {
+              const error = failure.value as { readonly _tag?: unknown; readonly message?: unknown }
+              return Effect.succeed(failureOutcome(
+                typeof error?._tag === "string"
+                  ? error as { readonly _tag: string; readonly message: string }
+                  : { _tag: "InternalError", message: String(error) },
+                maxBytes
+              ))
+            }
+            return Cause.isInterruptedOnly(cause) ?
+              Effect.failCause(cause as Cause.Cause<never>) :
+              Effect.succeed(defectOutcome(cause, maxBytes))
+          },
+          onSuccess: (result) => {
+            const encoded = tool.encode(result)
+            if (Either.isLeft(encoded)) {
+              return Effect.succeed(defectOutcome(Cause.die(encoded.left), maxBytes))
+            }
+            return Effect.succeed<ToolOutcome>({
+              isError: false,
+              structured: encoded.right as Record<string, unknown>,
+              text: render(name as ToolName, params.right, encoded.right, maxBytes)
+            })
+          }
+        })
+      )
+    }
+    return { call }
+  })
+
+/**
+ * Call a terminal tool by name with JSON arguments (compiles the call path each time: a transport that
+ * makes many calls keeps a `make` caller instead).
  *
  * @since 0.1.0
  */
@@ -89,30 +229,4 @@ export const call = (
   payload: unknown,
   options: { readonly maxResultBytes: number }
 ): Effect.Effect<ToolOutcome, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
-  Effect.gen(function*() {
-    const maxBytes = options.maxResultBytes
-    if (!Object.hasOwn(TerminalToolkit.tools, name)) {
-      return errorOutcome(new Errors.InvalidInput({ field: "name", reason: `no tool named ${name}` }), maxBytes)
-    }
-    const toolName = name as ToolName
-    const tool = TerminalToolkit.tools[toolName]
-    const decoded = Schema.decodeUnknownEither(tool.parametersSchema as Schema.Schema<any, any>)(payload ?? {})
-    if (Either.isLeft(decoded)) return errorOutcome(invalidParameters(decoded.left), maxBytes)
-    const toolkit = yield* TerminalToolkit
-    return yield* toolkit.handle(toolName, (payload ?? {}) as any).pipe(
-      Effect.map(({ encodedResult }): ToolOutcome => ({
-        isError: false,
-        structured: encodedResult as Record<string, unknown>,
-        text: render(toolName, payload, encodedResult, maxBytes)
-      })),
-      Effect.catchAll((error: any) =>
-        Effect.succeed(errorOutcome(
-          typeof error?._tag === "string" ? error : { _tag: "InternalError", message: String(error) },
-          maxBytes
-        ))
-      ),
-      Effect.catchAllCause((cause) =>
-        Effect.succeed(errorOutcome({ _tag: "InternalError", message: Cause.pretty(cause) }, maxBytes))
-      )
-    )
-  })
+  Effect.flatMap(make(options), (caller) => caller.call(name, payload))

@@ -81,7 +81,7 @@ export const make = (
     const settings = yield* TerminalConfig.make(
       options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }
     )
-    const context = yield* Effect.context<Tool.HandlersFor<typeof TerminalToolkit.tools>>()
+    const caller = yield* ToolCall.make(settings)
     const defaultOwner = yield* CurrentOwner
     const owner = (given: string | undefined) =>
       given !== undefined ? Ids.OwnerId.make(given) : options.owner !== undefined ?
@@ -90,10 +90,7 @@ export const make = (
     return ToolClient.of({
       maxResultBytes: settings.maxResultBytes,
       call: (name, args, callOptions) =>
-        ToolCall.call(name, args ?? {}, settings).pipe(
-          Effect.provide(context),
-          Effect.provideService(CurrentOwner, owner(callOptions?.owner))
-        )
+        Effect.provideService(caller.call(name, args ?? {}), CurrentOwner, owner(callOptions?.owner))
     })
   })
 

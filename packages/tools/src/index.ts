@@ -3,9 +3,25 @@
  */
 export * as Handlers from "./Handlers.js"
 /**
+ * @since 0.2.0
+ */
+export * as HttpGuard from "./HttpGuard.js"
+/**
+ * @since 0.2.0
+ */
+export * as HttpListener from "./HttpListener.js"
+/**
+ * @since 0.2.0
+ */
+export * as HttpToken from "./HttpToken.js"
+/**
  * @since 0.1.0
  */
 export * as McpHttp from "./McpHttp.js"
+/**
+ * @since 0.2.0
+ */
+export * as McpStdio from "./McpStdio.js"
 /**
  * @since 0.1.0
  */

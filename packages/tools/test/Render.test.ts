@@ -143,14 +143,22 @@ const errors: ReadonlyArray<[Errors.TerminalError, ReadonlyArray<string>]> = [
   [new Errors.TaskNotFound({ taskId }), [taskId]]
 ]
 
+/** A failure's whole result — its text and its structured content together — within the bound. */
+const wholeFits = (outcome: ToolCall.ToolOutcome, bound = min) => {
+  expect(Utf8.byteLength(outcome.text) + Utf8.byteLength(JSON.stringify(outcome.structured))).toBeLessThanOrEqual(bound)
+  return outcome.text
+}
+
 describe("errors within 64 bytes over the one call path (26)", () => {
   for (const [error, ids] of errors) {
-    it.effect(`${error._tag}: the tag and its ids first, isError, structured _tag and message`, () =>
+    it.effect(`${error._tag}: the tag and its ids first, isError, text and structured content within the bound`, () =>
       Effect.gen(function*() {
+        const roomy = yield* ToolCall.call("terminal_send", { sessionId, text: "echo hi" }, { maxResultBytes: 4096 })
+        expect(roomy.structured).toMatchObject({ _tag: error._tag, message: error.message })
+        wholeFits(roomy, 4096)
         const outcome = yield* ToolCall.call("terminal_send", { sessionId, text: "echo hi" }, { maxResultBytes: min })
         expect(outcome.isError).toBe(true)
-        expect(outcome.structured).toMatchObject({ _tag: error._tag, message: error.message })
-        const text = fits(outcome.text)
+        const text = fits(wholeFits(outcome))
         expect(text).toContain(`[error: ${error._tag}]`)
         for (const id of ids) expect(text).toContain(id)
         const shown = text.split("\n").slice(1).join("\n").replace(/…$/, "")
@@ -168,7 +176,8 @@ describe("errors within 64 bytes over the one call path (26)", () => {
       const unknown = yield* ToolCall.call("no_such_tool_with_a_long_name", {}, { maxResultBytes: min })
       expect(fits(unknown.text)).toContain("[error: InvalidInput]")
       const task = yield* ToolCall.call("task_output", { taskId }, { maxResultBytes: min })
-      expect(task.structured).toMatchObject({ _tag: "TaskNotFound", taskId })
-      expect(fits(task.text)).toContain(taskId)
+      expect(fits(wholeFits(task))).toContain(taskId)
+      const roomy = yield* ToolCall.call("task_output", { taskId }, { maxResultBytes: 1024 })
+      expect(roomy.structured).toMatchObject({ _tag: "TaskNotFound", taskId })
     }).pipe(Effect.provide(Handlers.layer), Effect.provide(fakeTerminal().layer)))
 })

@@ -12,6 +12,7 @@ import { concurrency } from "./Concurrency.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
+import { mcpPath } from "./McpPath.js"
 import { memory } from "./Memory.js"
 import type { Metric } from "./Metric.js"
 import { open } from "./Open.js"
@@ -32,7 +33,8 @@ export const groups: ReadonlyArray<Group> = [
   close,
   concurrency,
   idle,
-  transcript
+  transcript,
+  mcpPath
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

@@ -14,6 +14,7 @@ import {
   PtyService,
   Registry,
   Sandbox,
+  Session,
   TaskRuntime,
   TerminalConfig
 } from "@agent-terminal/core"
@@ -285,14 +286,30 @@ export const make: Effect.Effect<
     })
 
   const checkMillis = (field: string, value: number | undefined) =>
-    value === undefined || (Number.isSafeInteger(value) && value >= 0)
+    value === undefined || (Number.isSafeInteger(value) && value >= 0 && value <= Session.bounds.maxMillis)
       ? Effect.void
-      : Effect.fail(new Errors.InvalidInput({ field, reason: `must be a non-negative integer (ms), got ${value}` }))
+      : Effect.fail(
+        new Errors.InvalidInput({
+          field,
+          reason: `must be an integer number of milliseconds from 0 to ${Session.bounds.maxMillis}`
+        })
+      )
+
+  const checkSize = (field: string, value: string | undefined) =>
+    value === undefined || (value.length <= config.maxInputBytes && Session.inputBytes(value) <= config.maxInputBytes)
+      ? Effect.void
+      : Effect.fail(
+        new Errors.InvalidInput({
+          field,
+          reason: `must be at most ${config.maxInputBytes} bytes (UTF-8; maxInputBytes)`
+        })
+      )
 
   const exec = Effect.fn("Exec.exec")(function*(owner: Ids.OwnerId, request: Exec.ExecRequest) {
     yield* checkMillis("timeoutMs", request.timeoutMs)
     yield* checkMillis("noOutputTimeoutMs", request.noOutputTimeoutMs)
     yield* checkMillis("yieldMs", request.yieldMs)
+    if (request.spawn._tag === "pty") yield* checkSize("command", request.spawn.command)
     if (request.spawn._tag === "child" && request.spawn.argv.length === 0) {
       return yield* new Errors.InvalidInput({ field: "argv", reason: "is empty" })
     }
@@ -355,6 +372,8 @@ export const make: Effect.Effect<
   )
 
   const write = Effect.fn("Exec.write")(function*(owner: Ids.OwnerId, taskId: string, input: Exec.ExecInput) {
+    yield* checkSize("text", input.text)
+    yield* checkSize("text", input.paste)
     const payload = inputPayload(input)
     if (payload._tag === "invalid") return yield* new Errors.InvalidInput({ field: "text", reason: payload.reason })
     const found = yield* findRun(owner, taskId)

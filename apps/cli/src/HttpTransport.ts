@@ -1,0 +1,268 @@
+/**
+ * `agent-terminal mcp --http <port>`: the options of the HTTP transport (each with an `AGENT_TERMINAL_*`
+ * environment fallback) and the server they describe — `McpHttp` at `/mcp` behind `HttpGuard` (the bearer
+ * token, `Host`, `Origin`, body bound) on a Node server with `HttpListener`'s limits.
+ */
+import type { PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import { Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
+import { Options } from "@effect/cli"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+const integer = (flag: string, env: string, description: string) =>
+  Options.integer(flag).pipe(
+    Options.withDescription(`${description} Environment: ${env}.`),
+    Options.withFallbackConfig(Config.integer(env)),
+    Options.optional
+  )
+
+const text = (flag: string, env: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(`${description} Environment: ${env}.`),
+    Options.withFallbackConfig(Config.string(env)),
+    Options.optional
+  )
+
+const repeated = (flag: string, env: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.repeated,
+    Options.withDescription(`${description} Repeatable. Environment: ${env} (comma-separated).`)
+  )
+
+/** The options of the HTTP transport. */
+export const httpOptions = {
+  http: integer("http", "AGENT_TERMINAL_HTTP_PORT", "Serve MCP over Streamable HTTP on this port (0: any free port)."),
+  host: text(
+    "host",
+    "AGENT_TERMINAL_HTTP_HOST",
+    "Address the HTTP server binds (default 127.0.0.1, loopback only; another address warns: the traffic is plain text)."
+  ),
+  sessionIdleMs: integer(
+    "session-idle-ms",
+    "AGENT_TERMINAL_SESSION_IDLE_MS",
+    "Close an HTTP MCP session and its terminals after this long without a request (ms; default 1800000)."
+  ),
+  tokenFile: text(
+    "token-file",
+    "AGENT_TERMINAL_TOKEN_FILE",
+    "The file holding the bearer token, created (0600, 256 random bits) if missing (default " +
+      "$AGENT_TERMINAL_STATE_DIR/token, i.e. ~/.agent-terminal/token). AGENT_TERMINAL_TOKEN gives the token itself."
+  ),
+  allowedOrigin: repeated(
+    "allowed-origin",
+    "AGENT_TERMINAL_ALLOWED_ORIGINS",
+    "A browser origin allowed to call the server (exact, e.g. https://app.example; default: the server's own)."
+  ),
+  allowedHost: repeated(
+    "allowed-host",
+    "AGENT_TERMINAL_ALLOWED_HOSTS",
+    "A Host header value the server answers besides its bound address (a proxy's name)."
+  ),
+  maxBodyBytes: integer(
+    "max-body-bytes",
+    "AGENT_TERMINAL_MAX_BODY_BYTES",
+    "The bound of a request body (bytes; default 4194304): longer ones are refused with 413 before they are parsed."
+  ),
+  maxSessions: integer(
+    "max-sessions",
+    "AGENT_TERMINAL_MAX_SESSIONS",
+    "MCP sessions open at once (default 64); an initialize past it is refused with 503 and Retry-After."
+  ),
+  maxConnections: integer(
+    "max-connections",
+    "AGENT_TERMINAL_MAX_CONNECTIONS",
+    "HTTP connections open at once (default 256)."
+  ),
+  headersTimeoutMs: integer(
+    "headers-timeout-ms",
+    "AGENT_TERMINAL_HEADERS_TIMEOUT_MS",
+    "Time a client has to send a request's headers (ms; default 10000)."
+  ),
+  requestTimeoutMs: integer(
+    "request-timeout-ms",
+    "AGENT_TERMINAL_REQUEST_TIMEOUT_MS",
+    "Time a client has to send a whole request (ms; default 30000); responses are not timed."
+  ),
+  keepAliveTimeoutMs: integer(
+    "keep-alive-timeout-ms",
+    "AGENT_TERMINAL_KEEP_ALIVE_TIMEOUT_MS",
+    "How long an idle keep-alive connection is kept (ms; default 5000)."
+  )
+}
+
+type Parsed<O> = O extends Options.Options<infer A> ? A : never
+
+/** The HTTP options, as parsed. */
+export type HttpOptions = { readonly [K in keyof typeof httpOptions]: Parsed<(typeof httpOptions)[K]> }
+
+/** Each option's flag and variable, for messages. */
+export const flags: Record<string, string> = {
+  http: "--http / AGENT_TERMINAL_HTTP_PORT",
+  host: "--host / AGENT_TERMINAL_HTTP_HOST",
+  sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS",
+  token: "AGENT_TERMINAL_TOKEN / --token-file / AGENT_TERMINAL_TOKEN_FILE",
+  allowedOrigin: "--allowed-origin / AGENT_TERMINAL_ALLOWED_ORIGINS",
+  allowedHost: "--allowed-host / AGENT_TERMINAL_ALLOWED_HOSTS",
+  maxBodyBytes: "--max-body-bytes / AGENT_TERMINAL_MAX_BODY_BYTES",
+  maxSessions: "--max-sessions / AGENT_TERMINAL_MAX_SESSIONS",
+  maxConnections: "--max-connections / AGENT_TERMINAL_MAX_CONNECTIONS",
+  headersTimeoutMs: "--headers-timeout-ms / AGENT_TERMINAL_HEADERS_TIMEOUT_MS",
+  requestTimeoutMs: "--request-timeout-ms / AGENT_TERMINAL_REQUEST_TIMEOUT_MS",
+  keepAliveTimeoutMs: "--keep-alive-timeout-ms / AGENT_TERMINAL_KEEP_ALIVE_TIMEOUT_MS"
+}
+
+/** An option the server cannot start with. */
+export interface Invalid {
+  readonly field: string
+  readonly message: string
+}
+
+/** The server's settings, checked. */
+export interface HttpSettings {
+  readonly port: number
+  readonly host: string
+  readonly sessionIdleMs: number | undefined
+  readonly allowedOrigins: ReadonlyArray<string>
+  readonly allowedHosts: ReadonlyArray<string>
+  readonly maxBodyBytes: number
+  readonly maxSessions: number
+  readonly limits: HttpListener.Limits
+}
+
+const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
+
+const fromEnvironment = (values: ReadonlyArray<string>, variable: string): ReadonlyArray<string> => {
+  if (values.length > 0) return values
+  const raw = process.env[variable]
+  return raw === undefined ? [] : raw.split(",").map((value) => value.trim()).filter((value) => value !== "")
+}
+
+const positive = (field: string, value: number | undefined, fallback: number): Either.Either<number, Invalid> =>
+  value === undefined
+    ? Either.right(fallback)
+    : Number.isSafeInteger(value) && value > 0
+    ? Either.right(value)
+    : Either.left({ field, message: `invalid configuration ${field}: must be a positive integer, got ${value}` })
+
+const originOk = (origin: string) => {
+  try {
+    return origin !== "null" && new URL(origin).origin === origin
+  } catch {
+    return false
+  }
+}
+
+/** Check the HTTP options (`port` already given). */
+export const settingsFrom = (port: number, options: HttpOptions): Either.Either<HttpSettings, Invalid> =>
+  Either.gen(function*() {
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return yield* Either.left({
+        field: "http",
+        message: `invalid configuration http: a port is 0-65535, got ${port}`
+      })
+    }
+    const sessionIdleMs = given(options.sessionIdleMs)
+    if (sessionIdleMs !== undefined) yield* positive("sessionIdleMs", sessionIdleMs, 0)
+    const allowedOrigins = fromEnvironment(options.allowedOrigin, "AGENT_TERMINAL_ALLOWED_ORIGINS")
+    const bad = allowedOrigins.find((origin) => !originOk(origin))
+    if (bad !== undefined) {
+      return yield* Either.left({
+        field: "allowedOrigin",
+        message: `invalid configuration allowedOrigin: ${JSON.stringify(bad.slice(0, 100))} is not an origin ` +
+          "(scheme://host[:port], no path; \"null\" is never allowed)"
+      })
+    }
+    return {
+      port,
+      host: given(options.host) ?? "127.0.0.1",
+      sessionIdleMs,
+      allowedOrigins,
+      allowedHosts: fromEnvironment(options.allowedHost, "AGENT_TERMINAL_ALLOWED_HOSTS"),
+      maxBodyBytes: yield* positive("maxBodyBytes", given(options.maxBodyBytes), HttpGuard.defaultMaxBodyBytes),
+      maxSessions: yield* positive("maxSessions", given(options.maxSessions), McpHttp.defaultMaxSessions),
+      limits: {
+        maxConnections: yield* positive(
+          "maxConnections",
+          given(options.maxConnections),
+          HttpListener.defaultLimits.maxConnections
+        ),
+        headersTimeoutMs: yield* positive(
+          "headersTimeoutMs",
+          given(options.headersTimeoutMs),
+          HttpListener.defaultLimits.headersTimeoutMs
+        ),
+        requestTimeoutMs: yield* positive(
+          "requestTimeoutMs",
+          given(options.requestTimeoutMs),
+          HttpListener.defaultLimits.requestTimeoutMs
+        ),
+        keepAliveTimeoutMs: yield* positive(
+          "keepAliveTimeoutMs",
+          given(options.keepAliveTimeoutMs),
+          HttpListener.defaultLimits.keepAliveTimeoutMs
+        )
+      }
+    }
+  })
+
+/** Load the token the options name: `AGENT_TERMINAL_TOKEN`, else the token file (created if missing). */
+export const loadToken = (options: HttpOptions) =>
+  HttpToken.load({
+    token: process.env[HttpToken.environmentVariable],
+    file: given(options.tokenFile),
+    stateDir: HttpToken.defaultStateDir()
+  }).pipe(Effect.mapError((error): Invalid => ({ field: "token", message: error.message })))
+
+/** Serve MCP over HTTP until interrupted. */
+export const serve = <E>(
+  settings: TerminalConfig.TerminalConfig,
+  http: HttpSettings,
+  token: HttpToken.Loaded,
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime, E>,
+  serverInfo: { readonly name: string; readonly version: string }
+) => {
+  const announce = Layer.effectDiscard(
+    HttpServer.addressFormattedWith((address) =>
+      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`)
+    )
+  )
+  const warn = HttpListener.isLoopback(http.host) ? Effect.void : Console.error(
+    `agent-terminal: listening on ${http.host}, beyond this machine: the traffic, the bearer token included, is ` +
+      "plain text. Put TLS in front (a reverse proxy) before using it over a network."
+  )
+  const app = Layer.mergeAll(
+    McpHttp.layer({
+      ...serverInfo,
+      maxResultBytes: settings.maxResultBytes,
+      sessionIdleMs: http.sessionIdleMs,
+      maxSessions: http.maxSessions,
+      maxBodyBytes: http.maxBodyBytes,
+      path: "/mcp"
+    }),
+    HttpGuard.layer({
+      token: token.token,
+      allowedHosts: http.allowedHosts,
+      allowedOrigins: http.allowedOrigins,
+      maxBodyBytes: http.maxBodyBytes
+    })
+  )
+  const server = HttpListener.withServerTracing(
+    HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true })
+  ).pipe(
+    Layer.merge(announce),
+    Layer.provide(Handlers.layer),
+    Layer.provide(terminals),
+    Layer.provide(NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host }))
+  )
+  return Console.error(`agent-terminal: ${HttpToken.describe(token.source)}`).pipe(
+    Effect.zipRight(warn),
+    Effect.zipRight(Layer.launch(server))
+  )
+}

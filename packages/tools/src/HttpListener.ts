@@ -1,0 +1,157 @@
+/**
+ * The Node HTTP server every listener of the project runs on (MCP today; the daemon's HTTP and the web
+ * view later), with bounded time and connections: how long a client may take to send its headers and its
+ * whole request, how long an idle keep-alive connection stays, how many connections are open at once.
+ * A response may take as long as it needs (a send that waits for a slow command, a stream): only
+ * receiving the request is timed.
+ *
+ * Also the names the server answers to: the `Host` values and browser origins of the address it is bound
+ * to, which `HttpGuard` checks every request against (DNS rebinding).
+ *
+ * @since 0.2.0
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Tracer from "effect/Tracer"
+import * as http from "node:http"
+import * as os from "node:os"
+
+/**
+ * Limits of the Node server.
+ *
+ * @since 0.2.0
+ */
+export interface Limits {
+  /** Time to receive a request's headers (ms; default 10000). */
+  readonly headersTimeoutMs?: number | undefined
+  /** Time to receive a whole request, body included (ms; default 30000); responses are not timed. */
+  readonly requestTimeoutMs?: number | undefined
+  /** How long an idle keep-alive connection is kept (ms; default 5000). */
+  readonly keepAliveTimeoutMs?: number | undefined
+  /** Connections open at once; more are closed as they come (default 256). */
+  readonly maxConnections?: number | undefined
+}
+
+/**
+ * The defaults of `Limits`.
+ *
+ * @since 0.2.0
+ */
+export const defaultLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 256
+} as const
+
+/**
+ * A `createServer` for `NodeHttpServer.layer` with the limits set. Node checks the request timeouts
+ * every `connectionsCheckingInterval` (30 s by default): here a second, so a slow client is cut close to
+ * its deadline.
+ *
+ * @since 0.2.0
+ */
+export const createServer = (limits: Limits = {}) => (): http.Server => {
+  const headersTimeout = limits.headersTimeoutMs ?? defaultLimits.headersTimeoutMs
+  const requestTimeout = Math.max(limits.requestTimeoutMs ?? defaultLimits.requestTimeoutMs, headersTimeout)
+  const server = http.createServer({
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: limits.keepAliveTimeoutMs ?? defaultLimits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: 1000,
+    maxHeaderSize: 16 * 1024,
+    requireHostHeader: true
+  })
+  server.maxConnections = limits.maxConnections ?? defaultLimits.maxConnections
+  server.maxHeadersCount = 100
+  return server
+}
+
+/**
+ * Whether an address is a loopback one (`127.0.0.0/8`, `::1`, `localhost`).
+ *
+ * @since 0.2.0
+ */
+export const isLoopback = (hostname: string): boolean => {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "")
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+    host === "::ffff:127.0.0.1"
+}
+
+const isWildcard = (hostname: string) => hostname === "0.0.0.0" || hostname === "::" || hostname === ""
+
+const hostPort = (hostname: string, port: number) =>
+  `${hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname}:${port}`.toLowerCase()
+
+/**
+ * The `Host` header values that name a server bound to `hostname:port`: for a loopback bind
+ * `127.0.0.1`, `localhost` and `[::1]` with the port; for a wildcard bind every address of this machine's
+ * interfaces and its host name; otherwise the bound address itself — plus `extra`, exact `Host` values
+ * (the name a proxy in front uses, e.g. `mcp.example.com`).
+ *
+ * @since 0.2.0
+ */
+export const hostsFor = (
+  address: { readonly hostname: string; readonly port: number },
+  extra: ReadonlyArray<string> = []
+): ReadonlyArray<string> => {
+  const { hostname, port } = address
+  const names = new Set<string>()
+  const loopback = ["127.0.0.1", "localhost", "::1"]
+  if (isLoopback(hostname)) {
+    for (const name of [hostname, ...loopback]) names.add(hostPort(name, port))
+  } else if (isWildcard(hostname)) {
+    for (const name of loopback) names.add(hostPort(name, port))
+    names.add(hostPort(os.hostname(), port))
+    for (const addresses of Object.values(os.networkInterfaces())) {
+      for (const info of addresses ?? []) names.add(hostPort(info.address.replace(/%.*$/, ""), port))
+    }
+  } else {
+    names.add(hostPort(hostname, port))
+  }
+  for (const name of extra) names.add(name.toLowerCase())
+  return Array.from(names)
+}
+
+/**
+ * The server's own origins: `http://` and each of its `Host` values — the default allow-list of
+ * `Origin` (a page the server itself serves).
+ *
+ * @since 0.2.0
+ */
+export const originsFor = (hosts: ReadonlyArray<string>): ReadonlyArray<string> => hosts.map((host) => `http://${host}`)
+
+/**
+ * Header names never written into a span: the platform's defaults (`authorization`, `cookie`…) and the
+ * MCP session id, which is a credential of its client.
+ *
+ * @since 0.2.0
+ */
+export const redactedHeaders: ReadonlyArray<string | RegExp> = [
+  "authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "mcp-session-id"
+]
+
+const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * Build a server's layer with the credentials redacted from request spans, and without the per-request
+ * span under Effect's built-in tracer, whose spans reach no one (as `PtyService.send` does; measured in
+ * docs/performance.md) — taken as usual when a tracer that exports spans is installed.
+ *
+ * @since 0.2.0
+ */
+export const withServerTracing = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.tracer, (tracer) => {
+      const redacted = Layer.locally(layer, Headers.currentRedactedNames, redactedHeaders)
+      return tracer === builtInTracer ? HttpMiddleware.withTracerDisabledWhen(redacted, () => true) : redacted
+    })
+  )

@@ -1,0 +1,200 @@
+/**
+ * The terminal tools over MCP on stdio: newline-delimited JSON-RPC on a readable and a writable (the
+ * process's stdin and stdout), one owner for the connection.
+ *
+ * `@effect/ai`'s `McpServer` serves the protocol (initialize, tools/list, ping, notifications); this
+ * module is its transport, an `@effect/rpc` server `Protocol` over the Node streams themselves (no Effect
+ * stream per chunk), and it answers the calls of the terminal tools through `ToolCall` directly (see
+ * `internal/toolRequests.ts`: the same result, without the rpc server's per-request machinery).
+ * JSON-RPC batches are refused (protocol 2025-06-18 removed them); a line that is not JSON is answered
+ * with a parse error and the connection goes on.
+ *
+ * @since 0.2.0
+ */
+import type { Ids } from "@agent-terminal/core"
+import { McpServer, type Tool } from "@effect/ai"
+import type * as RpcMessage from "@effect/rpc/RpcMessage"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as RpcServer from "@effect/rpc/RpcServer"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import * as ToolRequests from "./internal/toolRequests.js"
+import * as McpTools from "./McpTools.js"
+import { CurrentOwner } from "./Owner.js"
+import type { TerminalToolkit } from "./TerminalTools.js"
+import * as ToolCall from "./ToolCall.js"
+
+/**
+ * Settings of a stdio server.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  /** The server's name and version, announced in `initialize`. */
+  readonly name: string
+  readonly version: string
+  /** The bound of every tool result. */
+  readonly maxResultBytes: number
+  /** The owner of every call of this connection. */
+  readonly owner: Ids.OwnerId
+  /** Where requests come from (`process.stdin`). */
+  readonly input: NodeJS.ReadableStream
+  /** Where responses go (`process.stdout`): nothing else is written to it. */
+  readonly output: NodeJS.WritableStream
+}
+
+const errorLine = (code: number, message: string, id: string | number | null = null) =>
+  `${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`
+
+/** Lines out of chunks, scanning each byte once (a long line costs its length, not its length squared). */
+const lineSplitter = (onLine: (line: string) => void) => {
+  let pending: Array<string> = []
+  return (chunk: string) => {
+    let start = 0
+    let newline = chunk.indexOf("\n")
+    while (newline !== -1) {
+      const piece = chunk.slice(start, newline)
+      const line = pending.length === 0 ? piece : pending.join("") + piece
+      pending = []
+      if (line.trim() !== "") onLine(line)
+      start = newline + 1
+      newline = chunk.indexOf("\n", start)
+    }
+    if (start < chunk.length) pending.push(chunk.slice(start))
+  }
+}
+
+/**
+ * The rpc protocol over the streams, with the terminal tools' calls served by `caller`.
+ *
+ * @since 0.2.0
+ */
+export const makeProtocol = (
+  options: Pick<Options, "input" | "output" | "owner">,
+  caller: ToolCall.Caller
+): Effect.Effect<RpcServer.Protocol["Type"], never, Scope.Scope> =>
+  RpcServer.Protocol.make((writeRequest) =>
+    Effect.gen(function*() {
+      const runtime = yield* Effect.runtime<never>()
+      const runFork = Runtime.runFork(runtime)
+      const parser = RpcSerialization.jsonRpc().unsafeMake()
+      const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
+      const calls = new Map<string, Fiber.RuntimeFiber<void>>()
+      let open = true
+      const write = (text: string) => {
+        if (open) options.output.write(text)
+      }
+      // the client went away (EPIPE on a write, a read error): the connection is over, answers are dropped
+      const onError = () => {
+        open = false
+      }
+      options.output.on("error", onError)
+      options.input.on("error", onError)
+      const respond = (response: RpcMessage.FromServerEncoded) => {
+        const encoded = parser.encode(ToolRequests.bounded(response))
+        if (encoded !== undefined) write(`${encoded as string}\n`)
+      }
+
+      const serveTool = (request: ToolRequests.ToolRequest) => {
+        const fiber = runFork(
+          ToolRequests.serve(caller, request).pipe(
+            Effect.provideService(CurrentOwner, options.owner),
+            Effect.map(respond),
+            Effect.ensuring(Effect.sync(() => calls.delete(request.id)))
+          )
+        )
+        calls.set(request.id, fiber)
+      }
+
+      const onLine = (line: string) => {
+        if (line.trimStart().startsWith("[")) {
+          return write(errorLine(-32600, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18)"))
+        }
+        let messages: ReadonlyArray<RpcMessage.FromClientEncoded>
+        try {
+          messages = parser.decode(line) as ReadonlyArray<RpcMessage.FromClientEncoded>
+        } catch {
+          return write(errorLine(-32700, "Parse error: the line is not JSON"))
+        }
+        for (const message of messages) {
+          const request = ToolRequests.toolRequest(message)
+          if (request !== undefined) {
+            serveTool(request)
+            continue
+          }
+          const cancelled = ToolRequests.cancelledId(message)
+          const call = cancelled === undefined ? undefined : calls.get(cancelled)
+          if (call !== undefined) {
+            runFork(Fiber.interrupt(call))
+            continue
+          }
+          forwarded.unsafeOffer(message)
+        }
+      }
+
+      const split = lineSplitter(onLine)
+      const decoder = new TextDecoder()
+      const onData = (chunk: Uint8Array | string) =>
+        split(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }))
+      options.input.on("data", onData)
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          options.input.off("data", onData)
+          options.input.off("error", onError)
+          options.output.off("error", onError)
+        }).pipe(Effect.zipRight(Fiber.interruptAll(calls.values())))
+      )
+
+      yield* forwarded.take.pipe(
+        Effect.flatMap((message) => writeRequest(0, message)),
+        Effect.forever,
+        Effect.forkScoped,
+        Effect.interruptible
+      )
+
+      return {
+        disconnects: yield* Mailbox.make<number>(),
+        send: (_clientId, response) => Effect.sync(() => respond(response)),
+        end: () => Effect.void,
+        clientIds: Effect.succeed(new Set([0])),
+        initialMessage: Effect.succeedNone,
+        supportsAck: false,
+        supportsTransferables: false,
+        supportsSpanPropagation: false
+      }
+    })
+  )
+
+/**
+ * Serve the terminal tools on the streams for the life of the scope.
+ *
+ * @since 0.2.0
+ */
+export const make = (
+  options: Options
+): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+  Effect.gen(function*() {
+    const server = yield* McpServer.McpServer.make
+    yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner: options.owner }).pipe(
+      Effect.provideService(McpServer.McpServer, server)
+    )
+    const caller = yield* ToolCall.make(options)
+    const protocol = yield* makeProtocol(options, caller)
+    yield* McpServer.run({ name: options.name, version: options.version }).pipe(
+      Effect.provideService(McpServer.McpServer, server),
+      Effect.provideService(RpcServer.Protocol, protocol),
+      Effect.forkScoped
+    )
+  })
+
+/**
+ * The stdio server as a layer.
+ *
+ * @since 0.2.0
+ */
+export const layer = (options: Options): Layer.Layer<never, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+  Layer.scopedDiscard(make(options))
