@@ -46,7 +46,17 @@ export const TerminalConfigSchema = Schema.Struct({
   /** A one-shot run's no-output watchdog: 10 min without output or input kills the tree. 0: none. */
   execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", 600_000),
   /** How long a foreground run (and a waiting `process poll`) holds the call before it returns a task id. */
-  execYieldMs: positive("execYieldMs", 30_000)
+  execYieldMs: positive("execYieldMs", 30_000),
+  /**
+   * At most this many processes and threads in one session (or one-shot run), all of its tree together
+   * (cgroup `pids.max`, where the host delegates the controller). 0: no limit.
+   */
+  pidsMax: positive("pidsMax", 4096),
+  /**
+   * At most this much memory for one session's tree (cgroup `memory.max`, where the host delegates the
+   * controller), in bytes. Default: half of the host's memory. 0: no limit.
+   */
+  memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" })))
 })
 
 /**
@@ -79,7 +89,7 @@ const positiveFields = [
   "rows"
 ] as const
 
-const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs"] as const
+const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs", "pidsMax"] as const
 
 const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
   for (const field of positiveFields) {
@@ -91,6 +101,12 @@ const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
     if (!(config[field] >= 0)) {
       return new InvalidConfig({ field, reason: `must be a non-negative integer (0: none), got ${config[field]}` })
     }
+  }
+  if (config.memoryMaxBytes !== undefined && !(config.memoryMaxBytes >= 0)) {
+    return new InvalidConfig({
+      field: "memoryMaxBytes",
+      reason: `must be a non-negative integer (0: none), got ${config.memoryMaxBytes}`
+    })
   }
   if (config.handoffGraceMs < config.pollIntervalMs) {
     return new InvalidConfig({

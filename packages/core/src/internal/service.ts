@@ -26,10 +26,11 @@ import {
 import type { OwnerId } from "../Ids.js"
 import { SessionId } from "../Ids.js"
 import { ProcessInspector } from "../ProcessInspector.js"
-import type { ExitStatus } from "../PtyBackend.js"
+import type { ExitStatus, ResourceLimits } from "../PtyBackend.js"
 import { PtyBackend } from "../PtyBackend.js"
 import type { CancelResult, PtyService } from "../PtyService.js"
 import * as Sandbox from "../Sandbox.js"
+import type * as Session from "../Session.js"
 import type { OpenRequest, ReadRequest, SendRequest, SendResult, SessionInfo, SignalName } from "../Session.js"
 import { ShellDialect } from "../ShellDialect.js"
 import { TaskRuntime } from "../TaskRuntime.js"
@@ -172,6 +173,14 @@ const holdsScreen = (runtime: SessionRuntime, settled: Settled): boolean => {
   const modes = runtime.emulator.modes
   return modes.alternateScreen || (modes.applicationCursor && settled.reason === "stdin_read")
 }
+
+/** The limits a backend applied, as the open result reports them (only the ones that hold). */
+const appliedLimits = (limits: ResourceLimits | undefined): Session.ResourceLimits => ({
+  ...(limits?.pidsMax !== undefined && limits.pidsMax > 0 ? { pidsMax: limits.pidsMax } : {}),
+  ...(limits?.memoryMaxBytes !== undefined && limits.memoryMaxBytes > 0
+    ? { memoryMaxBytes: limits.memoryMaxBytes }
+    : {})
+})
 
 /** Fails as an interruption once the send is cancelled (raced against a wait that is not a listener). */
 const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRight(cancel.await, Effect.interrupt)
@@ -331,6 +340,7 @@ export const make: Effect.Effect<
         rows,
         label: `${name}-${id}`,
         disposeGraceMs: config.disposeGraceMs,
+        limits: { pidsMax: config.pidsMax, memoryMaxBytes: config.memoryMaxBytes },
         env: EnvPolicy.build({ host: environment.host, trusted: environment.trusted, integration: launch.env })
       }, policy)
       const cwd = confinement.request.cwd
@@ -394,7 +404,7 @@ export const make: Effect.Effect<
     }
     const { motd, runtime } = exit.value
     sessions.set(id, { _tag: "open", runtime })
-    return { ...infoOf(runtime), motd }
+    return { ...infoOf(runtime), motd, limits: appliedLimits(runtime.process.limits) }
   })
 
   /** Probe, open the capture at the cursor, write: what both a foreground and a background send start with. */
