@@ -21,7 +21,7 @@ const hostEnv = { ...process.env, DEPLOY_TOKEN: secret }
 const transcript: Array<string> = []
 
 const modes: ReadonlyArray<Sandbox.Mode> = ["read-only", "workspace-write", "danger-full-access"]
-const policyOf = (mode: Sandbox.Mode): Sandbox.Policy => ({ mode, network: false, workspace })
+const policyOf = (mode: Sandbox.Mode): Sandbox.Policy => ({ mode, network: "off", workspace })
 
 const record = (mode: string, attempt: string, command: string, result: string, denied: boolean) => {
   transcript.push(
