@@ -83,11 +83,13 @@ export const commandLine = (
     readonly mode: ConfinedMode
     readonly network: Sandbox.NetworkMode | boolean
     readonly workspace: string
+    readonly asRoot?: boolean
   },
   request: { readonly cwd: string; readonly file: string; readonly args: ReadonlyArray<string> },
   host: Partial<Pick<Spec, "masks" | "git" | "nameResolution" | "emptyFile">> = {}
 ): ReadonlyArray<string> =>
   bwrapArgs({
+    asRoot: process.getuid?.() === 0,
     ...policy,
     network: networkOf(policy.network),
     ...request,
@@ -174,7 +176,7 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
           const empty = launch({
             bwrap: binary.path,
             bwrapArgs: [
-              ...processArgs(network),
+              ...processArgs(network, root),
               "--ro-bind",
               "/",
               "/",
@@ -228,6 +230,7 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
         const args = bwrapArgs({
           mode,
           network: requested.network,
+          asRoot: root,
           workspace: where.root,
           cwd: where.cwd,
           file: request.file,

@@ -42,6 +42,16 @@ describe("Bubblewrap.commandLine", () => {
     expect(host).not.toContain("--info-fd")
   })
 
+  it("isolated as an unprivileged user maps it to 0 in one user namespace (the network tool must enter it)", () => {
+    const ws = { mode: "workspace-write", workspace: "/work/ws" } as const
+    const user = Bubblewrap.commandLine({ ...ws, network: "isolated", asRoot: false }, request)
+    expect(indexOfPair(user, "--unshare-user", "--uid", "0", "--gid", "0")).toBe(0)
+    expect(Bubblewrap.commandLine({ ...ws, network: "isolated", asRoot: true }, request)).not.toContain(
+      "--unshare-user"
+    )
+    expect(Bubblewrap.commandLine({ ...ws, network: "off", asRoot: false }, request)).not.toContain("--unshare-user")
+  })
+
   it("/tmp, /var/tmp and /run are private in every network mode; only name resolution is bound back", () => {
     for (const network of ["off", "isolated", "host"] as const) {
       const argv = Bubblewrap.commandLine({ mode: "workspace-write", network, workspace: "/work/ws" }, request, {

@@ -32,6 +32,8 @@ export const fds = { seccomp: 3, info: 4, block: 5, sync: 6 } as const
 export interface Spec {
   readonly mode: ConfinedMode
   readonly network: Sandbox.NetworkMode
+  /** The server runs as uid 0 (bwrap then makes no user namespace). */
+  readonly asRoot: boolean
   readonly workspace: string
   readonly cwd: string
   readonly file: string
@@ -55,11 +57,17 @@ export interface Spec {
  *   to the outside (pasta or slirp4netns).
  * - `--cap-drop ALL`: run as root, bwrap would otherwise keep every capability inside (root could remount
  *   `/` read-write); unprivileged it has none anyway.
+ * - `isolated` as an unprivileged user: `--unshare-user --uid 0 --gid 0`. bwrap otherwise maps the user to 0
+ *   for its own setup (mounting the devpts) and then moves into a second, nested user namespace with the
+ *   user's uid — leaving the network namespace owned by the first one, which nothing outside can name, so
+ *   no network tool could enter it. With uid 0 asked for, there is one user namespace; the shell runs as its
+ *   root (the user's own uid outside, no capabilities).
  * - no `--new-session`: the sandboxed shell keeps the session's terminal as its controlling tty, so job
  *   control works and Ctrl-C reaches only the foreground job, not the whole sandbox (the seccomp filter
  *   stops TIOCSTI, the risk `--new-session` exists for).
  */
-export const processArgs = (network: Sandbox.NetworkMode): ReadonlyArray<string> => [
+export const processArgs = (network: Sandbox.NetworkMode, asRoot: boolean): ReadonlyArray<string> => [
+  ...(network === "isolated" && !asRoot ? ["--unshare-user", "--uid", "0", "--gid", "0"] : []),
   "--die-with-parent",
   "--unshare-pid",
   "--unshare-ipc",
@@ -153,7 +161,7 @@ export const filesystemArgs = (spec: Spec): ReadonlyArray<string> => {
 
 /** The whole argv after `bwrap`: flags, the launcher's descriptors, the working directory, `--`, the program. */
 export const bwrapArgs = (spec: Spec): ReadonlyArray<string> => [
-  ...processArgs(spec.network),
+  ...processArgs(spec.network, spec.asRoot),
   ...filesystemArgs(spec),
   ...launcherFdArgs(spec.network),
   "--chdir",
