@@ -10,10 +10,9 @@ import { Errors, Ids, PtyService, type Sandbox } from "@agent-terminal/core"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import { alive } from "../support/terminal.js"
 import { failureOf, loopbackServer, makeWorkspace, openAs, SandboxedTerminal } from "./support.js"
-import { canMakeTestHost, networkToolPids, testHost, unixServer } from "./testHost.js"
+import { abstractServer, canMakeTestHost, networkToolPids, testHost, unixServer } from "./testHost.js"
 
 const workspace = makeWorkspace("net")
 const hasTool = (name: string) =>
@@ -31,25 +30,6 @@ const parentOf = (pid: number): number => {
 
 const connect = (address: string, port: number) =>
   `(exec 3<>/dev/tcp/${address}/${port} && head -1 <&3) 2>&1 || echo REFUSED`
-
-/** An abstract Unix socket on the host (per network namespace: shared only with `--network host`). */
-const abstractServer = Effect.acquireRelease(
-  Effect.async<{ readonly name: string; readonly connections: () => number; readonly server: net.Server }>(
-    (resume) => {
-      let connections = 0
-      const name = `agent-terminal-abstract-${process.pid}-${Date.now()}`
-      const server = net.createServer((socket) => {
-        connections++
-        socket.end("hello from the abstract socket\n")
-      })
-      server.listen(`\0${name}`, () => resume(Effect.succeed({ name, connections: () => connections, server })))
-    }
-  ),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
 
 const abstractConnect = (name: string) =>
   `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0${name}'); print(s.recv(64).decode().strip())" 2>&1 | tail -1`
@@ -126,6 +106,21 @@ describe("isolated without a network tool", () => {
       }))
   })
 })
+
+layer(SandboxedTerminal({ mode: "workspace-write", workspace, network: "host" }), { excludeTestServices: true })(
+  "--network host (the contrast)",
+  (it) => {
+    it.scoped("shares the host's loopback and abstract sockets: the hazard the mode documents", () =>
+      Effect.gen(function*() {
+        const server = yield* loopbackServer
+        const abstract = yield* abstractServer
+        const { send } = yield* openAs(Ids.OwnerId.make("host-network"))
+        expect((yield* send(connect("127.0.0.1", server.port))).output).toBe("hello from the host")
+        expect((yield* send(abstractConnect(abstract.name))).output).toBe("hello from the abstract socket")
+        expect(abstract.connections()).toBe(1)
+      }))
+  }
+)
 
 const runSocket = `/run/agent-terminal-test-${process.pid}.sock`
 const modes: ReadonlyArray<Sandbox.NetworkMode> = ["off", "isolated", "host"]

@@ -132,3 +132,52 @@ export const networkToolPids = (): ReadonlyArray<number> =>
       return []
     }
   })
+
+const ABSTRACT_SERVER = [
+  "import socket, sys",
+  "s = socket.socket(socket.AF_UNIX)",
+  "s.bind('\\0' + sys.argv[1])",
+  "s.listen(16)",
+  "print('ready', flush=True)",
+  "while True:",
+  "    c, _ = s.accept()",
+  "    print('connection', flush=True)",
+  "    c.sendall(b'hello from the abstract socket\\n')",
+  "    c.close()"
+].join("\n")
+
+/**
+ * An abstract Unix socket of the host (a name, no file: D-Bus and X11 use them), served by python: node 20
+ * binds abstract names padded to the whole address, which no other program can connect to. Abstract names
+ * belong to the network namespace.
+ */
+export const abstractServer = Effect.acquireRelease(
+  Effect.async<
+    { readonly name: string; readonly connections: () => number; readonly stop: () => Promise<void> },
+    Error
+  >(
+    (resume) => {
+      const name = `agent-terminal-abstract-${process.pid}-${crypto.randomBytes(3).toString("hex")}`
+      const server = childProcess.spawn("python3", ["-c", ABSTRACT_SERVER, name], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()))
+      let out = ""
+      server.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8")
+        if (out.startsWith("ready\n")) {
+          resume(Effect.succeed({
+            name,
+            connections: () => out.split("\n").filter((line) => line === "connection").length,
+            stop: async () => {
+              server.kill("SIGKILL")
+              await exited
+            }
+          }))
+        }
+      })
+      server.once("exit", (code) => resume(Effect.fail(new Error(`the abstract socket server exited (${code})`))))
+    }
+  ),
+  ({ stop }) => Effect.promise(stop)
+)
