@@ -19,6 +19,7 @@ import { probe } from "./Probe.js"
 import { repl } from "./Repl.js"
 import * as Report from "./Report.js"
 import { roundTrip } from "./RoundTrip.js"
+import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
 
 /** Every group, in the order a full run takes them. */
@@ -32,7 +33,8 @@ export const groups: ReadonlyArray<Group> = [
   close,
   concurrency,
   idle,
-  transcript
+  transcript,
+  sandbox
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */
