@@ -10,6 +10,7 @@ import { Errors, Ids, PtyService, type Sandbox } from "@agent-terminal/core"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import { run, script } from "../exec/support.js"
 import { alive } from "../support/terminal.js"
 import { failureOf, loopbackServer, makeWorkspace, openAs, SandboxedTerminal } from "./support.js"
 import { abstractServer, canMakeTestHost, networkToolPids, testHost, unixServer } from "./testHost.js"
@@ -59,6 +60,27 @@ const isolatedScenarios = (tool: "pasta" | "slirp4netns") => {
           const viaAbstract = yield* send(abstractConnect(abstract.name))
           expect(viaAbstract.output).toContain("Connection refused")
           expect(abstract.connections()).toBe(0)
+        })
+    )
+
+    it.scoped.skipIf(skip)(
+      `one-shot runs (child and pty) get the same network; a REPL inside still settles by stdin_read${reason}`,
+      () =>
+        Effect.gen(function*() {
+          const other = yield* testHost
+          const server = yield* loopbackServer
+          for (const mode of ["child", "pty"] as const) {
+            const result = yield* run({
+              spawn: script(mode, `${connect(other.address, other.port)}; ${connect("127.0.0.1", server.port)}`)
+            })
+            expect(result.output).toContain("hello from the test host")
+            expect(result.output).toContain("REFUSED")
+          }
+          expect(server.connections()).toBe(0)
+          const { send } = yield* openAs(Ids.OwnerId.make(`isolated-repl-${tool}`))
+          const python = yield* send("python3 -q")
+          expect(python.waitReason).toBe("stdin_read")
+          expect((yield* send("print(6 * 7)")).output).toContain("42")
         })
     )
 
