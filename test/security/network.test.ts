@@ -10,6 +10,7 @@ import { Errors, Ids, PtyService, type Sandbox } from "@agent-terminal/core"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { run, script } from "../exec/support.js"
 import { alive } from "../support/terminal.js"
 import { failureOf, loopbackServer, makeWorkspace, openAs, SandboxedTerminal } from "./support.js"
@@ -143,6 +144,34 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace, network: "host" })
       }))
   }
 )
+
+const fakeTool = path.join(workspace, "slirp4netns-failing")
+const fakeRecord = path.join(workspace, "failing-tool.log")
+fs.writeFileSync(
+  fakeTool,
+  `#!/bin/sh\nhelper=$PPID\nlauncher=$(cut -d' ' -f4 /proc/$helper/stat)\n` +
+    `echo "$launcher $(for a; do :; done; echo "$@" | awk '{print $(NF-1)}')" >> ${fakeRecord}\n` +
+    "echo 'fake tool: no network today' >&2\nexit 1\n",
+  { mode: 0o755 }
+)
+
+layer(SandboxedTerminal({ mode: "workspace-write", workspace, network: "isolated", networkTool: fakeTool }), {
+  excludeTestServices: true
+})("a network tool that fails", (it) => {
+  it.scoped("the open is refused with the tool's own words; bwrap and its still-blocked child are gone", () =>
+    Effect.gen(function*() {
+      const error = failureOf(yield* Effect.exit(openAs(Ids.OwnerId.make("failing-tool"))))
+      expect(error).toBeInstanceOf(Errors.SandboxUnavailable)
+      const reason = (error as Errors.SandboxUnavailable).reason
+      expect(reason).toContain("the isolated network did not start")
+      expect(reason).toContain("fake tool: no network today")
+      const [launcher, child] = fs.readFileSync(fakeRecord, "utf8").split("\n")[0]!.split(" ").map(Number)
+      expect(launcher).toBeGreaterThan(1)
+      expect(child).toBeGreaterThan(1)
+      yield* Effect.sleep(200)
+      expect([launcher!, child!].filter(alive)).toEqual([])
+    }))
+})
 
 const runSocket = `/run/agent-terminal-test-${process.pid}.sock`
 const modes: ReadonlyArray<Sandbox.NetworkMode> = ["off", "isolated", "host"]

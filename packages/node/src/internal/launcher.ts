@@ -8,8 +8,9 @@
  *   `--info-fd 4`; a helper started before the exec reads it, waits until bwrap dropped its privileges (the
  *   kernel lets another process enter a namespace only then), connects the namespace to the outside with
  *   `pasta` (or `slirp4netns`), and only then writes one byte to `--block-fd 5`: the program never runs
- *   before its network is up, and never without it (if the tool fails, the helper kills bwrap before the
- *   program starts, and says why on the terminal). The helper then waits for the end of `--sync-fd 6`,
+ *   before its network is up, and never without it (if the tool fails, the helper kills bwrap and its
+ *   still-blocked child — which would otherwise wait on the block fd forever — before the program starts, and
+ *   says why on the terminal). The helper then waits for the end of `--sync-fd 6`,
  *   which bwrap's monitor and init hold open as long as the sandbox lives, and ends the tool. The three
  *   descriptors are FIFOs in a private directory, removed as soon as everyone has opened them.
  *
@@ -53,7 +54,7 @@ fi
     [ -s "$d/log" ] && sed 's/^/  /' "$d/log" >&2
     stop
     rm -rf "$d"
-    kill -KILL $$
+    kill -KILL "$pid" $$
     exit 1
   }
   trap 'stop; rm -rf "$d"; exit 0' TERM
