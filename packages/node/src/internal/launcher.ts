@@ -15,7 +15,8 @@
  *   descriptors are FIFOs in a private directory, removed as soon as everyone has opened them.
  *
  * The helper ignores the terminal's signals (a Ctrl-C to a command session's foreground group must not end
- * the network); a TERM at teardown ends it and its tool, and the session's cgroup (or the sweep) ends
+ * the network); if bwrap died meanwhile (the terminal hung up: the server is gone), the child it releases sees
+ * its parent gone and exits without running the program (tested); a TERM at teardown ends it and its tool, and the session's cgroup (or the sweep) ends
  * whatever is left.
  */
 
