@@ -97,7 +97,7 @@ layer(NodeTerminal.layer(testConfig, { sandbox: { mode: "danger-full-access" } }
       Effect.gen(function*() {
         const terminals = yield* PtyService.PtyService
         const exec = yield* Exec.Exec
-        yield* terminals.configureSandbox(owner, { mode: "read-only", network: false, workspace: full })
+        yield* terminals.configureSandbox(owner, { mode: "read-only", network: "off", workspace: full })
         const confined = yield* run({ spawn: { _tag: "child", argv: ["bash", "-c", "echo x > blocked.txt"] } })
         expect(confined.exitCode).not.toBe(0)
         expect(confined.output).toContain("Read-only file system")

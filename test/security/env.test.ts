@@ -18,8 +18,43 @@ const injectedMarker = path.join(workspace, "bash-env-ran")
 fs.writeFileSync(bashEnvFile, `echo BASH_ENV-INJECTED; touch ${injectedMarker}\n`)
 fs.writeFileSync(nodeRequire, "console.log('NODE_OPTIONS-INJECTED')\n")
 
+const finding9 = {
+  GITHUB_PAT: "leaked-pat",
+  GH_PAT: "leaked-pat",
+  MYSQL_PWD: "leaked-pwd",
+  BW_SESSION: "leaked-session",
+  OP_SESSION_team: "leaked-session",
+  CI_JOB_JWT: "leaked-jwt",
+  SENTRY_DSN: "https://leaked@o1.ingest.sentry.io/1",
+  SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/leaked",
+  REPO_REMOTE: "https://ghp_leaked@github.com/org/repo.git",
+  GIT_TEMPLATE_DIR: "/nonexistent/leaked-templates",
+  GIT_DIR: "/nonexistent/leaked-git",
+  GIT_SEQUENCE_EDITOR: "leaked-editor",
+  EDITOR: "leaked-editor",
+  VISUAL: "leaked-editor",
+  MANPAGER: "leaked-pager",
+  PYTHONWARNINGS: "leaked",
+  PYTHONUSERBASE: "/nonexistent/leaked",
+  CLASSPATH: "/nonexistent/leaked.jar",
+  DOTNET_STARTUP_HOOKS: "/nonexistent/leaked.dll",
+  ELECTRON_RUN_AS_NODE: "1leaked",
+  OPENSSL_CONF: "/nonexistent/leaked.cnf",
+  LUA_INIT: "leaked",
+  VIMINIT: "leaked",
+  RUSTC_WRAPPER: "leaked",
+  HOSTALIASES: "/nonexistent/leaked",
+  RES_OPTIONS: "leaked",
+  BASH_LOADABLES_PATH: "/nonexistent/leaked",
+  KUBECONFIG: "/nonexistent/leaked-kube",
+  DOCKER_HOST: "tcp://leaked:2375",
+  DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/0/leaked-bus",
+  XAUTHORITY: "/nonexistent/leaked-xauth",
+  KRB5CCNAME: "FILE:/tmp/leaked-krb5cc"
+}
 const hostEnv = {
   ...process.env,
+  ...finding9,
   FOO_TOKEN: "leaked-token",
   AWS_SECRET_ACCESS_KEY: "leaked-aws-secret",
   DB_PASSWORD: "leaked-db-password",
@@ -42,6 +77,16 @@ const scenarios = (it: Vitest.MethodsNonLive<PtyService.PtyService, true>) => {
       expect(seen.output).toBe("[unset] [unset] [unset] [trusted-db-password] [kept]")
       const env = yield* send("env")
       expect(env.output).not.toContain("leaked")
+    }))
+
+  it.scoped("the gaps of issue #15 finding 9 are closed: none of its credentials, injections or pointers arrive", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openAs(owner)
+      const env = yield* send("env | cut -d= -f1 | sort")
+      const names = env.output.split("\n")
+      for (const name of Object.keys(finding9)) expect(names, name).not.toContain(name)
+      expect((yield* send("env | grep -c leaked")).output).toBe("0")
+      expect(names).toContain("PWD")
     }))
 
   it.scoped("LD_PRELOAD, BASH_ENV, NODE_OPTIONS and BASH_FUNC_* from the host are dropped (35)", () =>

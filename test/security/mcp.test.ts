@@ -6,12 +6,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { cliBin, connectStdio, structured } from "../support/mcp.js"
 import { makeWorkspace } from "./support.js"
 
 const workspace = makeWorkspace("mcp")
 const emptyBin = makeWorkspace("no-bwrap")
+
+const hasNetworkTool = ["pasta", "slirp4netns"].some((name) =>
+  (process.env.PATH ?? "").split(":").some((dir) => dir !== "" && fs.existsSync(`${dir}/${name}`))
+)
+
+const runMcp = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = childProcess.execFile(process.execPath, [cliBin, "mcp", ...args], {
+      env: { ...(process.env as Record<string, string>), ...env },
+      timeout: 20_000
+    }, (error, _stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stderr }))
+    child.stdin?.end()
+  })
 
 const call = async (client: Awaited<ReturnType<typeof connectStdio>>["client"], name: string, args: object) =>
   client.callTool({ name, arguments: args as Record<string, unknown> })
@@ -84,6 +98,81 @@ describe("agent-terminal mcp with a sandbox", () => {
     } finally {
       await client.close()
     }
+  })
+
+  it.skipIf(!hasNetworkTool)(
+    `--network isolated / AGENT_TERMINAL_NETWORK: the host's loopback is unreachable${
+      hasNetworkTool ? "" : " (skipped: no pasta or slirp4netns)"
+    }`,
+    async () => {
+      let connections = 0
+      const server = net.createServer((socket) => {
+        connections++
+        socket.end("hello\n")
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      const port = (server.address() as net.AddressInfo).port
+      for (
+        const [args, env] of [[["--network", "isolated"], {}], [[], { AGENT_TERMINAL_NETWORK: "isolated" }]] as const
+      ) {
+        const { client } = await connectStdio(["--sandbox", "workspace-write", "--workspace", workspace, ...args], env)
+        try {
+          const opened = await call(client, "terminal_open", {})
+          expect(opened.isError).toBeFalsy()
+          expect(structured(opened).limits).toBeTypeOf("object")
+          const { sessionId } = structured(opened)
+          const attempt = await call(client, "terminal_send", {
+            sessionId,
+            text: `(exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3) 2>&1 || echo REFUSED`
+          })
+          expect(structured(attempt).output).toContain("REFUSED")
+        } finally {
+          await client.close()
+        }
+      }
+      expect(connections).toBe(0)
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  )
+
+  it("--deny-read and AGENT_TERMINAL_DENY_READ mask more paths", async () => {
+    fs.mkdirSync(path.join(process.cwd(), "build"), { recursive: true })
+    const dir = fs.mkdtempSync(path.join(process.cwd(), "build", "at-deny-"))
+    const first = path.join(dir, "first.txt")
+    const second = path.join(dir, "second.txt")
+    fs.writeFileSync(first, "planted\n")
+    fs.writeFileSync(second, "planted\n")
+    try {
+      for (
+        const [args, env] of [[["--deny-read", first, "--deny-read", second], {}], [[], {
+          AGENT_TERMINAL_DENY_READ: `${first}:${second}`
+        }]] as const
+      ) {
+        const { client } = await connectStdio(["--sandbox", "read-only", "--workspace", workspace, ...args], env)
+        try {
+          const { sessionId } = structured(await call(client, "terminal_open", {}))
+          const read = await call(client, "terminal_send", { sessionId, text: `cat ${first} ${second} | wc -c` })
+          expect(structured(read).output).toBe("0")
+        } finally {
+          await client.close()
+        }
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("an invalid network mode or limit is refused at startup, naming the flag and the variable", async () => {
+    const bogus = await runMcp([], { AGENT_TERMINAL_NETWORK: "bogus" })
+    expect(bogus.code).not.toBe(0)
+    expect(bogus.stderr).toContain("AGENT_TERMINAL_NETWORK")
+    const pids = await runMcp(["--pids-max", "-1"])
+    expect(pids.code).toBe(2)
+    expect(pids.stderr).toContain("pidsMax")
+    expect(pids.stderr).toContain("--pids-max / AGENT_TERMINAL_PIDS_MAX")
+    const memory = await runMcp([], { AGENT_TERMINAL_MEMORY_MAX_BYTES: "-5" })
+    expect(memory.code).toBe(2)
+    expect(memory.stderr).toContain("--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES")
   })
 
   it("an invalid sandbox configuration is refused at startup, naming the flag and the variable", async () => {

@@ -51,8 +51,8 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace }), { excludeTestSe
     it.scoped("the sandbox policy of an owner is refused while it has open or opening sessions", () =>
       Effect.gen(function*() {
         const service = yield* PtyService.PtyService
-        const readOnly: Sandbox.Policy = { mode: "read-only", network: false, workspace }
-        expect(yield* service.sandboxOf(switcher)).toEqual({ mode: "workspace-write", network: false, workspace })
+        const readOnly: Sandbox.Policy = { mode: "read-only", network: "off", workspace }
+        expect(yield* service.sandboxOf(switcher)).toEqual({ mode: "workspace-write", network: "off", workspace })
 
         const { id } = yield* openAs(switcher)
         const refused = failureOf(yield* Effect.exit(service.configureSandbox(switcher, readOnly)))
@@ -60,12 +60,12 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace }), { excludeTestSe
         expect(refused).toMatchObject({ current: "workspace-write", requested: "read-only", sessions: 1 })
         const network = failureOf(
           yield* Effect.exit(
-            service.configureSandbox(switcher, { mode: "workspace-write", network: true, workspace })
+            service.configureSandbox(switcher, { mode: "workspace-write", network: "host", workspace })
           )
         )
         expect(network).toBeInstanceOf(Sandbox.SandboxInUse)
-        yield* service.configureSandbox(switcher, { mode: "workspace-write", network: false, workspace })
-        expect(failureOf(yield* Effect.exit(service.configureSandbox(owner, { mode: "read-only", network: false }))))
+        yield* service.configureSandbox(switcher, { mode: "workspace-write", network: "off", workspace })
+        expect(failureOf(yield* Effect.exit(service.configureSandbox(owner, { mode: "read-only", network: "off" }))))
           .toMatchObject({ _tag: "InvalidConfig", field: "workspace" })
 
         yield* service.close(switcher, id)
@@ -76,7 +76,7 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace }), { excludeTestSe
         const opening = yield* Effect.fork(openAs(switcher))
         yield* Effect.yieldNow()
         const whileOpening = failureOf(
-          yield* Effect.exit(service.configureSandbox(switcher, { mode: "workspace-write", network: false, workspace }))
+          yield* Effect.exit(service.configureSandbox(switcher, { mode: "workspace-write", network: "off", workspace }))
         )
         expect(whileOpening).toBeInstanceOf(Sandbox.SandboxInUse)
         const { send } = yield* Fiber.join(opening)

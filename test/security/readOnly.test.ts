@@ -61,6 +61,21 @@ layer(SandboxedTerminal({ mode: "read-only", workspace }), { excludeTestServices
         expect(caps.output).toMatch(/CapEff:\s+0+$/)
       }))
 
+    it.scoped("/proc/irq, /proc/bus and /proc/fs are read-only, also for root inside", () =>
+      Effect.gen(function*() {
+        const { send } = yield* openAs(owner)
+        const before = fs.readFileSync("/proc/irq/default_smp_affinity", "utf8")
+        const irq = yield* send("cat /proc/irq/default_smp_affinity > /proc/irq/default_smp_affinity")
+        expect(irq.exitCode).not.toBe(0)
+        expect(irq.output).toContain("Read-only file system")
+        expect(fs.readFileSync("/proc/irq/default_smp_affinity", "utf8")).toBe(before)
+        const mounts = yield* send(
+          "awk '($5 == \"/proc/irq\" || $5 == \"/proc/bus\" || $5 == \"/proc/fs\") && $6 ~ /^ro/ { print $5 }' " +
+            "/proc/self/mountinfo | sort -u | wc -l"
+        )
+        expect(mounts.output).toBe("3")
+      }))
+
     it.scoped("writing to the terminal and to /dev/null still works", () =>
       Effect.gen(function*() {
         const { send } = yield* openAs(owner)

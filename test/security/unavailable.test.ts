@@ -36,12 +36,12 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace, bwrap: "/nonexiste
   it.scoped("danger-full-access needs no bwrap: it opens unconfined, as asked", () =>
     Effect.gen(function*() {
       const service = yield* PtyService.PtyService
-      yield* service.configureSandbox(owner, { mode: "danger-full-access", network: true })
+      yield* service.configureSandbox(owner, { mode: "danger-full-access", network: "host" })
       const { opened, send } = yield* openAs(owner, { cwd: "/" })
       expect(opened.containment).not.toBe("pid-namespace")
       expect((yield* send("pwd")).output).toBe("/")
       yield* service.closeOwner(owner)
-      yield* service.configureSandbox(owner, { mode: "workspace-write", network: false, workspace })
+      yield* service.configureSandbox(owner, { mode: "workspace-write", network: "off", workspace })
     }))
 })
 
@@ -63,11 +63,11 @@ layer(TestTerminal(), { excludeTestServices: true })("no sandbox layer (Sandbox.
     Effect.gen(function*() {
       const service = yield* PtyService.PtyService
       expect(yield* service.sandboxOf(owner)).toMatchObject({ mode: "danger-full-access" })
-      yield* service.configureSandbox(owner, { mode: "read-only", network: false, workspace })
+      yield* service.configureSandbox(owner, { mode: "read-only", network: "off", workspace })
       const error = failureOf(yield* Effect.exit(openAs(owner)))
       expect(error).toBeInstanceOf(Errors.SandboxUnavailable)
       expect((error as Errors.SandboxUnavailable).reason).toContain("no sandbox is configured")
-      yield* service.configureSandbox(owner, { mode: "danger-full-access", network: true })
+      yield* service.configureSandbox(owner, { mode: "danger-full-access", network: "host" })
     }))
 })
 

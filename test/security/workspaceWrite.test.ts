@@ -82,7 +82,7 @@ layer(SandboxedTerminal({ mode: "workspace-write", workspace }), { excludeTestSe
         const { service } = yield* openAs(networkOwner).pipe(
           Effect.flatMap(({ id, service }) => service.close(networkOwner, id).pipe(Effect.as({ service })))
         )
-        yield* service.configureSandbox(networkOwner, { mode: "workspace-write", network: true, workspace })
+        yield* service.configureSandbox(networkOwner, { mode: "workspace-write", network: "host", workspace })
         const { send } = yield* openAs(networkOwner)
         const attempt = yield* send(`(exec 3<>/dev/tcp/127.0.0.1/${server.port} && head -1 <&3) || echo REFUSED`)
         expect(attempt.output).toContain("hello from the host")

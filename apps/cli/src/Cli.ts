@@ -7,7 +7,11 @@ import * as Console from "./Console.js"
 import * as Demo from "./Demo.js"
 import * as Mcp from "./Mcp.js"
 
-const demo = Command.make("demo", Mcp.sandboxOptions, (options) => Mcp.withSandbox(options, Demo.run)).pipe(
+const demo = Command.make(
+  "demo",
+  Mcp.sandboxOptions,
+  (options) => Mcp.withSandbox(options, (sandbox) => Demo.run(sandbox, Mcp.limitsInput(options)))
+).pipe(
   Command.withDescription("Show a persistent bash session driven the way an agent drives it.")
 )
 

@@ -2,7 +2,7 @@
  * `agent-terminal demo`: one session, driven the way an agent would drive it, each step printed with its
  * output, why it returned, the exit code and how long it took.
  */
-import { Ids, PtyService, type Session } from "@agent-terminal/core"
+import { Ids, PtyService, type Session, type TerminalConfig } from "@agent-terminal/core"
 import { type Bubblewrap, NodeTerminal } from "@agent-terminal/node"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -71,5 +71,5 @@ const program = Effect.gen(function*() {
 }).pipe(Effect.scoped)
 
 /** Run the demo against a real bash on this machine, in the sandbox if one is given. */
-export const run = (sandbox?: Bubblewrap.Options) =>
-  program.pipe(Effect.provide(NodeTerminal.layer({}, sandbox === undefined ? {} : { sandbox })))
+export const run = (sandbox?: Bubblewrap.Options, config: TerminalConfig.TerminalConfigInput = {}) =>
+  program.pipe(Effect.provide(NodeTerminal.layer(config, sandbox === undefined ? {} : { sandbox })))

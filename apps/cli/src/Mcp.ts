@@ -103,7 +103,9 @@ export type SettingsOptions = { readonly [K in keyof typeof settingsOptions]: Pa
 /**
  * The sandbox of every session (docs/security.md): `--sandbox <read-only|workspace-write|danger-full-access>`
  * (default danger-full-access), `--workspace <dir>` (default: `--cwd`, else the current directory),
- * `--network` (the confined modes run without network unless given). Shared by `mcp` and `demo`.
+ * `--network <off|isolated|host>` (default off in the confined modes), `--network-tool`, `--deny-read`
+ * (repeatable), and the resource limits of each session's cgroup (`--pids-max`, `--memory-max-bytes`).
+ * Shared by `mcp`, `demo` and `console`.
  */
 export const sandboxOptions = {
   sandbox: Options.choice("sandbox", Sandbox.modes).pipe(
@@ -120,12 +122,39 @@ export const sandboxOptions = {
     "The sandbox's workspace root: writable in workspace-write, the default and the bound of a session's cwd " +
       "(default: --cwd, else the current directory)."
   ),
-  network: Options.boolean("network").pipe(
+  network: Options.choice("network", Sandbox.networkModes).pipe(
     Options.withDescription(
-      "Let sandboxed sessions reach the network (off by default in read-only and workspace-write). " +
-        "Environment: AGENT_TERMINAL_NETWORK."
+      "The network of sandboxed sessions: off (the default), isolated (own namespace, outbound through pasta " +
+        "or slirp4netns, the host's loopback unreachable), or host (the host's network, loopback services " +
+        "included). Environment: AGENT_TERMINAL_NETWORK."
     ),
-    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_NETWORK"))
+    Options.withFallbackConfig(Config.literal(...Sandbox.networkModes)("AGENT_TERMINAL_NETWORK")),
+    Options.optional
+  ),
+  networkTool: text(
+    "network-tool",
+    "AGENT_TERMINAL_NETWORK_TOOL",
+    "The user-mode network of --network isolated: pasta, slirp4netns, or a path (default: pasta, else slirp4netns)."
+  ),
+  denyRead: Options.text("deny-read").pipe(
+    Options.repeated,
+    Options.withDescription(
+      "Mask one more path in the confined modes (repeatable; absolute, or ~/… for every home), on top of " +
+        "~/.ssh, ~/.aws, ~/.config/gh, ~/.kube, ~/.npmrc and the rest of the default list. Environment: " +
+        "AGENT_TERMINAL_DENY_READ (paths separated by ':')."
+    )
+  ),
+  pidsMax: integer(
+    "pids-max",
+    "AGENT_TERMINAL_PIDS_MAX",
+    "At most this many processes and threads per session, where the host delegates cgroup v2's pids " +
+      "controller (default 4096; 0: no limit)."
+  ),
+  memoryMaxBytes: integer(
+    "memory-max-bytes",
+    "AGENT_TERMINAL_MEMORY_MAX_BYTES",
+    "At most this much memory per session, where the host delegates cgroup v2's memory controller " +
+      "(default: half the host's memory; 0: no limit)."
   )
 }
 
@@ -155,6 +184,9 @@ const flags: Record<string, string> = {
   workspace: "--workspace / AGENT_TERMINAL_WORKSPACE",
   network: "--network / AGENT_TERMINAL_NETWORK",
   maxInputBytes: "--max-input-bytes / AGENT_TERMINAL_MAX_INPUT_BYTES",
+  networkTool: "--network-tool / AGENT_TERMINAL_NETWORK_TOOL",
+  pidsMax: "--pids-max / AGENT_TERMINAL_PIDS_MAX",
+  memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
   ...HttpTransport.flags
 }
 
@@ -185,10 +217,10 @@ export const configInput = (options: SettingsOptions): TerminalConfig.TerminalCo
  * its flag and environment variable, the exit code set to 2, and the command does nothing else.
  */
 export const withSettings = <A, E, R>(
-  options: SettingsOptions,
+  options: SettingsOptions & Partial<Pick<SandboxOptions, "pidsMax" | "memoryMaxBytes">>,
   use: (settings: TerminalConfig.TerminalConfig, input: TerminalConfig.TerminalConfigInput) => Effect.Effect<A, E, R>
 ): Effect.Effect<A | void, E, R> => {
-  const input = configInput(options)
+  const input = { ...configInput(options), ...limitsInput(options) }
   return TerminalConfig.make(input).pipe(
     Effect.matchEffect({
       onFailure: (invalid) => refuse(invalid.field, invalid.message),
@@ -201,6 +233,10 @@ export const withSettings = <A, E, R>(
   )
 }
 
+/** `--deny-read` paths, else `AGENT_TERMINAL_DENY_READ` split on `:`. */
+const deniedPaths = (given: ReadonlyArray<string>): ReadonlyArray<string> =>
+  given.length > 0 ? given : (process.env.AGENT_TERMINAL_DENY_READ ?? "").split(":").filter((p) => p !== "")
+
 /**
  * The sandbox the options ask for: `undefined` for danger-full-access without a workspace (no sandbox layer),
  * else the bubblewrap options, checked (an existing workspace directory; `/` is not a writable workspace).
@@ -209,19 +245,35 @@ export const sandboxFrom = (
   options: SandboxOptions & { readonly cwd?: Option.Option<string> }
 ): Either.Either<Bubblewrap.Options | undefined, { readonly field: string; readonly message: string }> => {
   const mode = given(options.sandbox) ?? "danger-full-access"
-  if (mode === "danger-full-access" && !options.network && Option.isNone(options.workspace)) {
+  if (mode === "danger-full-access" && Option.isNone(options.network) && Option.isNone(options.workspace)) {
     return Either.right(undefined)
   }
+  const denyRead = deniedPaths(options.denyRead)
+  const networkTool = given(options.networkTool)
   const sandbox: Bubblewrap.Options = {
     mode,
-    network: options.network,
+    network: given(options.network) ?? "off",
     workspace: given(options.workspace) ?? (options.cwd === undefined ? undefined : given(options.cwd)) ??
-      process.cwd()
+      process.cwd(),
+    ...(denyRead.length > 0 ? { denyRead } : {}),
+    ...(networkTool !== undefined ? { networkTool } : {})
   }
   return Bubblewrap.policyOf(sandbox).pipe(
     Either.map(() => sandbox),
     Either.mapLeft((invalid) => ({ field: invalid.field, message: invalid.message }))
   )
+}
+
+/** The resource limits the options ask for, as settings (only the given ones). */
+export const limitsInput = (
+  options: Partial<Pick<SandboxOptions, "pidsMax" | "memoryMaxBytes">>
+): TerminalConfig.TerminalConfigInput => {
+  const pidsMax = options.pidsMax === undefined ? undefined : given(options.pidsMax)
+  const memoryMaxBytes = options.memoryMaxBytes === undefined ? undefined : given(options.memoryMaxBytes)
+  return {
+    ...(pidsMax !== undefined ? { pidsMax } : {}),
+    ...(memoryMaxBytes !== undefined ? { memoryMaxBytes } : {})
+  }
 }
 
 /** Check the sandbox options, then run `use` with them; an invalid one is refused like an invalid setting. */
@@ -296,7 +348,10 @@ export const run = (options: McpOptions) =>
       const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
       const notice = unconfined
         ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
-        : Effect.logInfo(`sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}`)
+        : Effect.logInfo(
+          `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
+            Bubblewrap.networkOf(sandbox.network)
+        )
       const port = given(options.http)
       if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
       const http = HttpTransport.settingsFrom(port, options)

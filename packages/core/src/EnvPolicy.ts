@@ -32,7 +32,38 @@ export const secretWords: ReadonlyArray<string> = [
  *
  * @since 0.1.0
  */
-export const secretParts: ReadonlyArray<string> = ["AUTH", "COOKIE"]
+export const secretParts: ReadonlyArray<string> = ["AUTH", "COOKIE", "PAT", "JWT", "DSN"]
+
+/**
+ * Name fragments that mark a credential wherever they appear: a webhook URL is its own secret
+ * (`SLACK_WEBHOOK_URL`), and so is a session token (`BW_SESSION`, `OP_SESSION_<account>`) — except the
+ * names in `nonSecretSessionNames` and the `XDG_SESSION_*` facts of the desktop.
+ *
+ * @since 0.2.0
+ */
+export const secretFragments: ReadonlyArray<string> = ["WEBHOOK", "SESSION"]
+
+/**
+ * `…SESSION…` names that are not secrets (besides `XDG_SESSION_*`).
+ *
+ * @since 0.2.0
+ */
+export const nonSecretSessionNames: ReadonlyArray<string> = ["DESKTOP_SESSION"]
+
+/**
+ * Names that point to where credentials are, or to a privileged socket: the session must not inherit them
+ * (a kube config, the Docker daemon, the user's D-Bus, the X server's cookie, a Kerberos ticket cache).
+ *
+ * @since 0.2.0
+ */
+export const credentialPointerNames: ReadonlyArray<string> = [
+  "KUBECONFIG",
+  "DOCKER_HOST",
+  "DOCKER_CONFIG",
+  "DBUS_SESSION_BUS_ADDRESS",
+  "XAUTHORITY",
+  "KRB5CCNAME"
+]
 
 /**
  * Loader and injection variables, dropped: they run code in every process the session starts (a shell's
@@ -89,16 +120,46 @@ export const injectionNames: ReadonlyArray<string> = [
   "GCONV_PATH",
   "GLIBC_TUNABLES",
   "MALLOC_CHECK_",
-  "MALLOC_PERTURB_"
+  "MALLOC_PERTURB_",
+  "GIT_TEMPLATE_DIR",
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_COMMON_DIR",
+  "GIT_SEQUENCE_EDITOR",
+  "EDITOR",
+  "VISUAL",
+  "MANPAGER",
+  "PYTHONWARNINGS",
+  "PYTHONUSERBASE",
+  "MAVEN_OPTS",
+  "GRADLE_OPTS",
+  "CLASSPATH",
+  "DOTNET_STARTUP_HOOKS",
+  "ELECTRON_RUN_AS_NODE",
+  "OPENSSL_CONF",
+  "VIMINIT",
+  "EXINIT",
+  "PHP_INI_SCAN_DIR",
+  "RUSTC_WRAPPER",
+  "HOSTALIASES",
+  "RES_OPTIONS",
+  "BASH_LOADABLES_PATH"
 ]
 
 /**
  * Prefixes of loader and injection variables, dropped (`LD_PRELOAD`, `DYLD_INSERT_LIBRARIES`, exported
- * bash functions `BASH_FUNC_name%%`, `GIT_CONFIG_VALUE_0`…).
+ * bash functions `BASH_FUNC_name%%`, `GIT_CONFIG_VALUE_0`, `LUA_INIT_5_4`, `CORECLR_PROFILER`…).
  *
  * @since 0.1.0
  */
-export const injectionPrefixes: ReadonlyArray<string> = ["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_"]
+export const injectionPrefixes: ReadonlyArray<string> = [
+  "LD_",
+  "DYLD_",
+  "BASH_FUNC_",
+  "GIT_CONFIG_",
+  "LUA_INIT",
+  "CORECLR_"
+]
 
 /**
  * Set in every session: programs must not wait for a pager, an editor, or a credential prompt.
@@ -119,18 +180,26 @@ export const nonInteractiveDefaults: Readonly<Record<string, string>> = {
  * Why a host variable is not passed on.
  *
  * - `injection`: a loader or startup variable that runs code in the session's processes.
- * - `credential`: the name looks like a secret.
- * - `credential-url`: the value is a URL carrying a password (`postgres://user:pw@host/db`).
+ * - `credential`: the name looks like a secret, or points to one (`KUBECONFIG`, `DOCKER_HOST`).
+ * - `credential-url`: the value is a URL carrying user information — a password (`postgres://user:pw@host/db`)
+ *   or a token as the user (`https://ghp_x@github.com`).
  *
  * @since 0.1.0
  */
 export type DropReason = "injection" | "credential" | "credential-url"
 
-const credentialUrl = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i
+const credentialUrl = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+@/i
+
+/** `PWD` and `OLDPWD` are directories; any other name ending in `PWD` is a password (`MYSQL_PWD`). */
+const passwordName = (upper: string): boolean => upper.endsWith("PWD") && upper !== "PWD" && upper !== "OLDPWD"
+
+const secretByFragment = (upper: string): boolean =>
+  secretFragments.some((fragment) => upper.includes(fragment)) &&
+  !upper.startsWith("XDG_SESSION_") && !nonSecretSessionNames.includes(upper)
 
 /**
- * Why a host variable is not passed on, or `undefined` when it is. The value is only looked at for a
- * password embedded in a URL.
+ * Why a host variable is not passed on, or `undefined` when it is. The value is only looked at for user
+ * information embedded in a URL.
  *
  * @since 0.1.0
  */
@@ -141,6 +210,8 @@ export const dropReason = (name: string, value?: string): DropReason | undefined
   }
   if (secretWords.some((word) => upper.includes(word))) return "credential"
   if (upper.split("_").some((part) => secretParts.includes(part))) return "credential"
+  if (passwordName(upper) || credentialPointerNames.includes(upper)) return "credential"
+  if (secretByFragment(upper)) return "credential"
   if (value !== undefined && credentialUrl.test(value)) return "credential-url"
   return undefined
 }

@@ -37,6 +37,21 @@ export interface SpawnRequest {
   readonly label: string
   /** How long processes that handle SIGTERM get to exit at teardown before SIGKILL. */
   readonly disposeGraceMs: number
+  /**
+   * The resource limits asked for the session's whole tree (a backend applies what its host allows; 0 or
+   * absent: none).
+   */
+  readonly limits?: ResourceLimits | undefined
+}
+
+/**
+ * Resource limits of a process tree: processes and threads together, memory in bytes.
+ *
+ * @since 0.2.0
+ */
+export interface ResourceLimits {
+  readonly pidsMax?: number | undefined
+  readonly memoryMaxBytes?: number | undefined
 }
 
 /**
@@ -83,6 +98,8 @@ export interface PtyProcess {
   /** The pty slave path (e.g. `/dev/pts/4`), when the backend knows it. */
   readonly ttyPath: string | undefined
   readonly containment: Containment
+  /** The resource limits that hold the process tree (absent: none). */
+  readonly limits?: ResourceLimits | undefined
   /** Raw output bytes in order; ends (done) once the process exited and its output is drained. */
   readonly output: Mailbox.ReadonlyMailbox<Uint8Array>
   /**

@@ -39,6 +39,31 @@ export type Mode = typeof Mode.Type
 export const modes: ReadonlyArray<Mode> = Mode.literals
 
 /**
+ * The network of a confined session:
+ *
+ * - `off`: its own network namespace with only a loopback interface of its own: nothing outside is reachable.
+ * - `isolated`: its own network namespace with outbound connectivity through a user-mode network stack on the
+ *   host (`pasta`, else `slirp4netns`): the internet and other machines are reachable, the host's loopback
+ *   services (databases, the server's own port, abstract Unix sockets) are not.
+ * - `host`: the host's network namespace, loopback services and abstract Unix sockets included.
+ *
+ * @since 0.2.0
+ */
+export const NetworkMode = Schema.Literal("off", "isolated", "host")
+
+/**
+ * @since 0.2.0
+ */
+export type NetworkMode = typeof NetworkMode.Type
+
+/**
+ * The network modes, most confined first.
+ *
+ * @since 0.2.0
+ */
+export const networkModes: ReadonlyArray<NetworkMode> = NetworkMode.literals
+
+/**
  * How an owner's sessions are confined. `network` only matters in the confined modes (in
  * `danger-full-access` the network is the host's). `workspace` is the root a confined session may write
  * under (`workspace-write`), its default working directory, and the bound of any `cwd` it asks for.
@@ -47,7 +72,7 @@ export const modes: ReadonlyArray<Mode> = Mode.literals
  */
 export const Policy = Schema.Struct({
   mode: Mode,
-  network: Schema.Boolean,
+  network: NetworkMode,
   workspace: Schema.optional(Schema.String)
 })
 
@@ -61,7 +86,7 @@ export type Policy = typeof Policy.Type
  *
  * @since 0.1.0
  */
-export const fullAccess: Policy = { mode: "danger-full-access", network: true }
+export const fullAccess: Policy = { mode: "danger-full-access", network: "host" }
 
 /**
  * Whether the mode confines the session (anything but `danger-full-access`).

@@ -256,13 +256,30 @@ export const SessionInfo = Schema.Struct({
 export type SessionInfo = typeof SessionInfo.Type
 
 /**
- * The result of an open: the session, and what the terminal showed when it became ready.
+ * The resource limits that hold a session's processes (all of them together, by its cgroup): at most
+ * `pidsMax` processes and threads, at most `memoryMaxBytes` of memory (the kernel's OOM killer acts inside
+ * the session beyond it). A limit absent here does not apply — the host delegates no such cgroup controller,
+ * or the setting turned it off.
+ *
+ * @since 0.2.0
+ */
+export const ResourceLimits = Schema.Struct({
+  pidsMax: Schema.optional(Schema.Number),
+  memoryMaxBytes: Schema.optional(Schema.Number)
+})
+/** @since 0.2.0 */
+export type ResourceLimits = typeof ResourceLimits.Type
+
+/**
+ * The result of an open: the session, what the terminal showed when it became ready, and the resource
+ * limits that apply to it.
  *
  * @since 0.1.0
  */
 export const OpenResult = Schema.Struct({
   ...SessionInfo.fields,
-  motd: Schema.String
+  motd: Schema.String,
+  limits: ResourceLimits
 })
 /** @since 0.1.0 */
 export type OpenResult = typeof OpenResult.Type

@@ -56,7 +56,17 @@ export const TerminalConfigSchema = Schema.Struct({
   /** Open (and opening) terminals one owner may hold; one more is refused with `LimitReached`. */
   maxTerminalsPerOwner: positive("maxTerminalsPerOwner", 32),
   /** Live background tasks (background sends, one-shot runs) one owner may hold; one more is `LimitReached`. */
-  maxTasksPerOwner: positive("maxTasksPerOwner", 64)
+  maxTasksPerOwner: positive("maxTasksPerOwner", 64),
+  /**
+   * At most this many processes and threads in one session (or one-shot run), all of its tree together
+   * (cgroup `pids.max`, where the host delegates the controller). 0: no limit.
+   */
+  pidsMax: positive("pidsMax", 4096),
+  /**
+   * At most this much memory for one session's tree (cgroup `memory.max`, where the host delegates the
+   * controller), in bytes. Default: half of the host's memory. 0: no limit.
+   */
+  memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" })))
 })
 
 /**
@@ -92,7 +102,7 @@ const positiveFields = [
   "maxTasksPerOwner"
 ] as const
 
-const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs"] as const
+const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs", "pidsMax"] as const
 
 const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
   for (const field of positiveFields) {
@@ -104,6 +114,12 @@ const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
     if (!(config[field] >= 0)) {
       return new InvalidConfig({ field, reason: `must be a non-negative integer (0: none), got ${config[field]}` })
     }
+  }
+  if (config.memoryMaxBytes !== undefined && !(config.memoryMaxBytes >= 0)) {
+    return new InvalidConfig({
+      field: "memoryMaxBytes",
+      reason: `must be a non-negative integer (0: none), got ${config.memoryMaxBytes}`
+    })
   }
   if (config.handoffGraceMs < config.pollIntervalMs) {
     return new InvalidConfig({

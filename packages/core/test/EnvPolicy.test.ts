@@ -43,15 +43,58 @@ describe("EnvPolicy", () => {
   })
 
   it("keeps ordinary names, including ones that merely contain AUTH inside a word", () => {
-    for (const name of ["PATH", "HOME", "LANG", "GIT_AUTHOR_NAME", "PUBLIC_URL", "EDITOR"]) {
+    for (
+      const name of [
+        "PATH",
+        "HOME",
+        "LANG",
+        "GIT_AUTHOR_NAME",
+        "PUBLIC_URL",
+        "PWD",
+        "OLDPWD",
+        "XDG_SESSION_TYPE",
+        "XDG_SESSION_ID",
+        "DESKTOP_SESSION",
+        "PATHEXT",
+        "TERM_PROGRAM"
+      ]
+    ) {
       expect(EnvPolicy.dropReason(name, "x"), name).toBeUndefined()
     }
   })
 
-  it("drops a URL carrying a password, whatever its name", () => {
+  it("drops the credentials of finding 9: *_PAT, *PWD, *SESSION*, *_JWT, *_DSN, *WEBHOOK*", () => {
+    for (
+      const name of [
+        "GITHUB_PAT",
+        "GH_PAT",
+        "MYSQL_PWD",
+        "BW_SESSION",
+        "OP_SESSION_my_team",
+        "CI_JOB_JWT",
+        "SENTRY_DSN",
+        "SLACK_WEBHOOK_URL",
+        "DISCORD_WEBHOOK"
+      ]
+    ) {
+      expect(EnvPolicy.dropReason(name, "value"), name).toBe("credential")
+    }
+  })
+
+  it("drops pointers to credentials and privileged sockets", () => {
+    for (const name of ["KUBECONFIG", "DOCKER_HOST", "DOCKER_CONFIG", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY"]) {
+      expect(EnvPolicy.dropReason(name, "/somewhere"), name).toBe("credential")
+    }
+    expect(EnvPolicy.dropReason("KRB5CCNAME", "FILE:/tmp/krb5cc_1000")).toBe("credential")
+  })
+
+  it("drops a URL carrying user information — a password, or a token as the user — whatever its name", () => {
     expect(EnvPolicy.dropReason("DATABASE_URL", "postgres://app:s3cret@db:5432/app")).toBe("credential-url")
+    expect(EnvPolicy.dropReason("REPO", "https://ghp_x@github.com/org/repo.git")).toBe("credential-url")
+    expect(EnvPolicy.dropReason("PUBLIC_URL", "https://user@example.com/")).toBe("credential-url")
     expect(EnvPolicy.dropReason("PUBLIC_URL", "https://example.com/path")).toBeUndefined()
-    expect(EnvPolicy.dropReason("PUBLIC_URL", "https://user@example.com/")).toBeUndefined()
+    expect(EnvPolicy.dropReason("PUBLIC_URL", "https://example.com/a@b")).toBeUndefined()
+    expect(EnvPolicy.dropReason("GIT_REMOTE", "git@github.com:org/repo.git")).toBeUndefined()
   })
 
   it("drops loader and injection variables", () => {
@@ -68,7 +111,32 @@ describe("EnvPolicy", () => {
         "PROMPT_COMMAND",
         "GIT_SSH_COMMAND",
         "GIT_CONFIG_GLOBAL",
-        "node_options"
+        "node_options",
+        "GIT_TEMPLATE_DIR",
+        "GIT_DIR",
+        "GIT_SEQUENCE_EDITOR",
+        "EDITOR",
+        "VISUAL",
+        "MANPAGER",
+        "PYTHONWARNINGS",
+        "PYTHONUSERBASE",
+        "MAVEN_OPTS",
+        "GRADLE_OPTS",
+        "CLASSPATH",
+        "DOTNET_STARTUP_HOOKS",
+        "CORECLR_PROFILER",
+        "CORECLR_PROFILER_PATH",
+        "ELECTRON_RUN_AS_NODE",
+        "OPENSSL_CONF",
+        "LUA_INIT",
+        "LUA_INIT_5_4",
+        "VIMINIT",
+        "EXINIT",
+        "PHP_INI_SCAN_DIR",
+        "RUSTC_WRAPPER",
+        "HOSTALIASES",
+        "RES_OPTIONS",
+        "BASH_LOADABLES_PATH"
       ]
     ) {
       expect(EnvPolicy.dropReason(name), name).toBe("injection")

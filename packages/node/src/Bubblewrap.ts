@@ -1,10 +1,14 @@
 /**
  * The bubblewrap sandbox (`bwrap`, what Codex and Claude Code use on Linux). A confined session's argv is
- * wrapped once — `bwrap <namespaces> <mounts> --chdir <cwd> -- <shell>` — inside the session's
- * containment, so the whole sandbox is in the session's cgroup. `read-only` and `workspace-write` run
- * without network unless it is enabled; `danger-full-access` runs the program as given. When bwrap is
- * missing or cannot create its namespaces, opening a confined session fails with `SandboxUnavailable` and
- * bwrap's reason — never an unconfined session in its place.
+ * wrapped once — a small launcher that execs `bwrap <namespaces> <mounts> --seccomp 3 --chdir <cwd> --
+ * <shell>` — inside the session's containment, so the whole sandbox is in the session's cgroup. In
+ * `read-only` and `workspace-write` the network is `off` unless `isolated` (own namespace, outbound through
+ * pasta or slirp4netns, the host's loopback unreachable) or `host` is asked for; `/tmp`, `/var/tmp` and `/run`
+ * are always private, the deny-read list is masked, the git metadata of the workspace is read-only, and a
+ * seccomp filter stops TIOCSTI, nested user namespaces and the kernel keyrings. `danger-full-access` runs the
+ * program as given. When something of this is missing here — bwrap, user namespaces, the network tool, a
+ * seccomp filter for this architecture — opening a confined session fails with `SandboxUnavailable` and the
+ * reason: never a weaker sandbox in its place.
  *
  * @since 0.1.0
  */
@@ -14,10 +18,15 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { ConfinedMode } from "./internal/bwrapArgs.js"
-import { bwrapArgs, isWithin } from "./internal/bwrapArgs.js"
+import type { ConfinedMode, Spec } from "./internal/bwrapArgs.js"
+import { bwrapArgs, isWithin, launcherFdArgs, processArgs } from "./internal/bwrapArgs.js"
 import { probe, resolveBinary } from "./internal/bwrapProbe.js"
+import { defaultDenyRead, gitBinds, homes, masksFor, nameResolutionFiles, stateDirOf } from "./internal/hostPaths.js"
+import type { NetworkTool } from "./internal/launcher.js"
+import { launch } from "./internal/launcher.js"
+import { resolveNetworkTool } from "./internal/networkTool.js"
 import { attach, locate, nodeLauncherView } from "./internal/sandboxedProcess.js"
+import { emptyFile, privateDirPath, seccompFile } from "./internal/seccompFile.js"
 
 /**
  * The sandbox of a runtime: the default policy of every owner, and where bwrap is.
@@ -26,25 +35,67 @@ import { attach, locate, nodeLauncherView } from "./internal/sandboxedProcess.js
  */
 export interface Options {
   readonly mode: Sandbox.Mode
-  /** Network access in the confined modes. Default `false`. */
-  readonly network?: boolean | undefined
+  /**
+   * The network of the confined modes: `off` (default), `isolated` or `host`. `true` and `false` are the
+   * first version's spelling of `host` and `off`.
+   */
+  readonly network?: Sandbox.NetworkMode | boolean | undefined
   /** The workspace root: required by the confined modes (an existing directory). */
   readonly workspace?: string | undefined
   /** The bwrap binary: a path, or a name searched on the host's `PATH`. Default `"bwrap"`. */
   readonly bwrap?: string | undefined
   /** How long the program may take to appear inside the sandbox. Default 10000 ms. */
   readonly startTimeoutMs?: number | undefined
+  /**
+   * More paths masked in the confined modes, on top of `defaultDenyRead` and the state directory: absolute,
+   * or `~/…` (every home directory: the user's and root's).
+   */
+  readonly denyRead?: ReadonlyArray<string> | undefined
+  /** The project's state directory, masked too. Default `$AGENT_TERMINAL_STATE_DIR`, else `~/.agent-terminal`. */
+  readonly stateDir?: string | undefined
+  /** The network tool of `isolated`: `pasta`, `slirp4netns`, or a path. Default: pasta, else slirp4netns. */
+  readonly networkTool?: string | undefined
 }
 
 /**
- * The bwrap argv of one confined request (exported for documentation and tests).
+ * The paths masked by default in the confined modes (`~/` is every home directory), besides the state
+ * directory.
+ *
+ * @since 0.2.0
+ */
+export const defaultDeniedPaths: ReadonlyArray<string> = defaultDenyRead
+
+/**
+ * The network mode of the options (`true`/`false` are `host`/`off`).
+ *
+ * @since 0.2.0
+ */
+export const networkOf = (network: Options["network"]): Sandbox.NetworkMode =>
+  network === true ? "host" : network === false || network === undefined ? "off" : network
+
+/**
+ * The bwrap argv of one confined request, without host lookups (exported for documentation and tests).
  *
  * @since 0.1.0
  */
 export const commandLine = (
-  policy: { readonly mode: ConfinedMode; readonly network: boolean; readonly workspace: string },
-  request: { readonly cwd: string; readonly file: string; readonly args: ReadonlyArray<string> }
-): ReadonlyArray<string> => bwrapArgs({ ...policy, ...request })
+  policy: {
+    readonly mode: ConfinedMode
+    readonly network: Sandbox.NetworkMode | boolean
+    readonly workspace: string
+    readonly asRoot?: boolean
+  },
+  request: { readonly cwd: string; readonly file: string; readonly args: ReadonlyArray<string> },
+  host: Partial<Pick<Spec, "masks" | "git" | "nameResolution" | "emptyFile">> = {}
+): ReadonlyArray<string> =>
+  bwrapArgs({
+    asRoot: process.getuid?.() === 0,
+    ...policy,
+    network: networkOf(policy.network),
+    ...request,
+    ...host,
+    emptyFile: host.emptyFile ?? path.join(privateDirPath(), "empty")
+  })
 
 const realDirectory = (dir: string): string | undefined => {
   try {
@@ -64,7 +115,7 @@ const realDirectory = (dir: string): string | undefined => {
 export const policyOf = (options: Options): Either.Either<Sandbox.Policy, Errors.InvalidConfig> =>
   Sandbox.validate({
     mode: options.mode,
-    network: options.network ?? false,
+    network: networkOf(options.network),
     ...(options.workspace !== undefined ? { workspace: path.resolve(options.workspace) } : {})
   }).pipe(
     Either.flatMap((policy): Either.Either<Sandbox.Policy, Errors.InvalidConfig> => {
@@ -89,7 +140,7 @@ export const policyOf = (options: Options): Either.Either<Sandbox.Policy, Errors
 
 /**
  * The sandbox service over bwrap; `make` checks the options (`InvalidConfig`), the first confined open
- * checks bwrap itself.
+ * of each network mode checks bwrap, the seccomp filter and the network tool for real.
  *
  * @since 0.1.0
  */
@@ -98,20 +149,55 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
     const policy = yield* policyOf(options)
     const bwrap = options.bwrap ?? "bwrap"
     const startTimeoutMs = options.startTimeoutMs ?? 10_000
+    const stateDir = options.stateDir ?? stateDirOf(process.env)
+    const denied = [...defaultDenyRead, ...(options.denyRead ?? []), stateDir]
+    const root = typeof process.getuid === "function" && process.getuid() === 0
     const working = new Set<string>()
 
     const unavailable = (mode: string, reason: string) => new Errors.SandboxUnavailable({ mode, reason })
 
-    const ready = (mode: ConfinedMode, network: boolean) =>
+    /** bwrap, the seccomp file and the network tool of `network`, checked by one real start the first time. */
+    const ready = (mode: ConfinedMode, network: Sandbox.NetworkMode) =>
       Effect.gen(function*() {
         const binary = resolveBinary(bwrap, process.env.PATH)
         if (binary._tag === "Missing") return yield* unavailable(mode, binary.reason)
-        const key = `${binary.path}:${network}`
+        const filter = seccompFile()
+        if ("failed" in filter) return yield* unavailable(mode, filter.failed)
+        const empty = emptyFile()
+        if ("failed" in empty) return yield* unavailable(mode, empty.failed)
+        let tool: NetworkTool | undefined
+        if (network === "isolated") {
+          const found = resolveNetworkTool(options.networkTool, process.env.PATH)
+          if (found._tag === "Missing") return yield* unavailable(mode, found.reason)
+          tool = found.tool
+        }
+        const key = `${binary.path}:${network}:${tool?.path ?? ""}:${filter.path}`
         if (!working.has(key)) {
-          yield* probe(binary.path, network).pipe(Effect.mapError((reason) => unavailable(mode, reason)))
+          const empty = launch({
+            bwrap: binary.path,
+            bwrapArgs: [
+              ...processArgs(network, root),
+              "--ro-bind",
+              "/",
+              "/",
+              "--dev",
+              "/dev",
+              "--proc",
+              "/proc",
+              ...launcherFdArgs(network),
+              "--",
+              "/bin/sh",
+              "-c",
+              ":"
+            ],
+            seccompFile: filter.path,
+            tool,
+            root
+          })
+          yield* probe(empty).pipe(Effect.mapError((reason) => unavailable(mode, reason)))
           working.add(key)
         }
-        return binary.path
+        return { bwrap: binary.path, seccomp: filter.path, empty: empty.path, tool }
       })
 
     const workingDirectory = (mode: ConfinedMode, workspace: string, cwd: string) =>
@@ -140,28 +226,51 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
         const mode = requested.mode as ConfinedMode
         if (requested.workspace === undefined) return yield* unavailable(mode, "no workspace directory is configured")
         const where = yield* workingDirectory(mode, requested.workspace, request.cwd)
-        const binary = yield* ready(mode, requested.network)
+        const parts = yield* ready(mode, requested.network)
         const args = bwrapArgs({
           mode,
           network: requested.network,
+          asRoot: root,
           workspace: where.root,
           cwd: where.cwd,
           file: request.file,
-          args: request.args
+          args: request.args,
+          masks: masksFor({ entries: denied, homes: homes(), workspace: where.root }),
+          git: mode === "workspace-write" ? gitBinds(where.root) : [],
+          nameResolution: nameResolutionFiles(),
+          emptyFile: parts.empty
         })
+        const launched = launch({
+          bwrap: parts.bwrap,
+          bwrapArgs: args,
+          seccompFile: parts.seccomp,
+          tool: parts.tool,
+          root
+        })
+        const bwrapExe = realPath(parts.bwrap)
         return {
-          request: { ...request, file: binary, args, cwd: where.cwd },
+          request: { ...request, file: launched.file, args: launched.args, cwd: where.cwd },
           containment: "pid-namespace",
-          attach: (launched: PtyBackend.PtyProcess) =>
-            locate(nodeLauncherView, launched.pid, startTimeoutMs).pipe(
+          attach: (process: PtyBackend.PtyProcess) =>
+            locate(nodeLauncherView, process.pid, startTimeoutMs, bwrapExe).pipe(
               Effect.mapError((reason) => unavailable(mode, reason)),
-              Effect.map((processes) => attach(nodeLauncherView, launched, processes))
+              Effect.map((processes) => attach(nodeLauncherView, process, processes))
             )
         } satisfies Sandbox.Confinement
-      }).pipe(Effect.withSpan("Bubblewrap.confine", { attributes: { mode: requested.mode } }))
+      }).pipe(
+        Effect.withSpan("Bubblewrap.confine", { attributes: { mode: requested.mode, network: requested.network } })
+      )
 
     return Sandbox.Sandbox.of({ policy, confine })
   })
+
+const realPath = (file: string): string | undefined => {
+  try {
+    return fs.realpathSync(file)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The bubblewrap sandbox with `options` as every owner's default policy.

@@ -70,7 +70,10 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
   Effect.gen(function*() {
     yield* checkCwd(request.cwd)
     yield* checkProgram(request)
-    const container = yield* Teardown.contain(request.label, { graceMs: request.disposeGraceMs })
+    const container = yield* Teardown.contain(request.label, {
+      graceMs: request.disposeGraceMs,
+      limits: request.limits
+    })
     const argv = container.wrap(request.file, request.args)
     const output = yield* Mailbox.make<Uint8Array>()
     const exited = yield* Deferred.make<PtyBackend.ExitStatus>()
@@ -203,6 +206,7 @@ export const spawn = (request: PtyBackend.SpawnRequest) =>
       pid,
       ttyPath,
       containment: container.kind,
+      ...(container.limits !== undefined ? { limits: container.limits } : {}),
       output,
       ...(flushOutput !== undefined ? { flushOutput } : {}),
       attachSink: (next) => {

@@ -100,6 +100,8 @@ export interface CgroupTerminateOptions {
 export interface SessionCgroup {
   /** The cgroup's directory, e.g. `/sys/fs/cgroup/unified/agent-terminal-812/bash-1`. */
   readonly path: string
+  /** The resource limits written into it (absent: not applied). */
+  readonly limits: PtyBackend.ResourceLimits
   /**
    * The argv that runs `file args` inside this cgroup: `/bin/sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"'`.
    * The sh joins the cgroup, then execs the program, so the spawned pid is the program's pid and nothing
@@ -124,8 +126,16 @@ export interface SessionCgroup {
  */
 export interface CgroupRoot {
   readonly path: string
-  /** A new empty session cgroup; `None` (reason logged at debug) if it cannot be created: use the sweep. */
-  readonly create: (label: string) => Effect.Effect<Option.Option<SessionCgroup>, never, Scope.Scope>
+  /** The controllers enabled for the session cgroups (`pids`, `memory`), where the host delegates them. */
+  readonly controllers: ReadonlyArray<"pids" | "memory">
+  /**
+   * A new empty session cgroup, with the requested limits written where the controllers allow; `None`
+   * (reason logged at debug) if it cannot be created: use the sweep.
+   */
+  readonly create: (
+    label: string,
+    limits?: PtyBackend.ResourceLimits
+  ) => Effect.Effect<Option.Option<SessionCgroup>, never, Scope.Scope>
 }
 
 /**
@@ -266,6 +276,8 @@ export interface ContainedProcess {
  */
 export interface SessionContainment {
   readonly kind: "cgroup" | "sweep"
+  /** The resource limits that hold the tree (only with a cgroup that has the controllers). */
+  readonly limits: PtyBackend.ResourceLimits | undefined
   /**
    * Variables the program must be started with: a per-tree marker every descendant inherits, so the sweep
    * also finds a daemon that left the tree before any scan.
@@ -293,19 +305,22 @@ const treeMarker = (): string => {
 }
 
 /**
- * The glue a pty backend needs: a session cgroup if possible (removed when the scope closes), the
- * host-exit guard, and a `terminate` that uses the cgroup or the sweep with `graceMs` for TERM handlers.
+ * The glue a pty backend needs: a session cgroup if possible (removed when the scope closes) with the
+ * requested `limits` where the host delegates the controllers, the host-exit guard, and a `terminate` that
+ * uses the cgroup or the sweep with `graceMs` for TERM handlers.
  *
  * @since 0.1.0
  */
 export const contain = (
   label: string,
-  options: { readonly graceMs: number }
+  options: { readonly graceMs: number; readonly limits?: PtyBackend.ResourceLimits | undefined }
 ): Effect.Effect<SessionContainment, never, Cgroups | HostExit | Scope.Scope> =>
   Effect.gen(function*() {
     const guard = yield* HostExit
     const root = yield* Effect.flatMap(Cgroups, (cgroups) => cgroups.available)
-    const session = Option.isSome(root) ? yield* root.value.create(label) : Option.none<SessionCgroup>()
+    const session = Option.isSome(root)
+      ? yield* root.value.create(label, options.limits ?? {})
+      : Option.none<SessionCgroup>()
     const marker = treeMarker()
     const track = (pid: number) =>
       Effect.gen(function*() {
@@ -331,6 +346,7 @@ export const contain = (
       })
     return {
       kind: Option.isSome(session) ? "cgroup" : "sweep",
+      limits: Option.getOrUndefined(Option.map(session, (s) => s.limits)),
       env: { [TREE_MARKER]: marker },
       cgroup: session,
       wrap: Option.match(session, {

@@ -170,6 +170,7 @@ const packageDir = path.resolve(here, "..")
 const MODULES = [
   "Teardown.ts",
   "internal/cgroup.ts",
+  "internal/cgroupLimits.ts",
   "internal/hostExit.ts",
   "internal/procFs.ts",
   "internal/procTable.ts",

@@ -66,7 +66,8 @@ describe("rendered results within 64 bytes (26)", () => {
       cwd: "/",
       containment: "cgroup",
       busy: false,
-      motd: long
+      motd: long,
+      limits: {}
     }, min))
     expect(text).toContain(sessionId)
     expect(text).toContain("4194304")

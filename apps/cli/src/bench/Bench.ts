@@ -20,6 +20,7 @@ import { probe } from "./Probe.js"
 import { repl } from "./Repl.js"
 import * as Report from "./Report.js"
 import { roundTrip } from "./RoundTrip.js"
+import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
 
 /** Every group, in the order a full run takes them. */
@@ -34,7 +35,8 @@ export const groups: ReadonlyArray<Group> = [
   concurrency,
   idle,
   transcript,
-  mcpPath
+  mcpPath,
+  sandbox
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

@@ -14,8 +14,9 @@ import * as EnvPolicy from "../EnvPolicy.js"
 import type { CleanupFailed } from "../Errors.js"
 import { ForeignSession, InvalidInput, SessionNotFound, SpawnFailed } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
-import type { ExitStatus, TeardownReport } from "../PtyBackend.js"
+import type { ExitStatus, ResourceLimits, TeardownReport } from "../PtyBackend.js"
 import * as Sandbox from "../Sandbox.js"
+import type * as Session from "../Session.js"
 import type { CloseResult, OpenRequest, OpenResult, SessionType } from "../Session.js"
 import { InputKind } from "./input.js"
 import { startReader } from "./reader.js"
@@ -36,6 +37,14 @@ const RELEASE_GRACE_MS = 2_000
  */
 const waitAtMost = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<void, never, R> =>
   effect.pipe(Effect.interruptible, Effect.timeout(ms), Effect.ignore)
+
+/** The limits a backend applied, as the open result reports them (only the ones that hold). */
+const appliedLimits = (limits: ResourceLimits | undefined): Session.ResourceLimits => ({
+  ...(limits?.pidsMax !== undefined && limits.pidsMax > 0 ? { pidsMax: limits.pidsMax } : {}),
+  ...(limits?.memoryMaxBytes !== undefined && limits.memoryMaxBytes > 0
+    ? { memoryMaxBytes: limits.memoryMaxBytes }
+    : {})
+})
 
 const typeOf = (request: OpenRequest): Effect.Effect<SessionType, InvalidInput> => {
   const type = request.type ?? (request.argv !== undefined ? "command" : "shell")
@@ -85,6 +94,7 @@ const start = (
       rows,
       label: `${name}-${id}`,
       disposeGraceMs: config.disposeGraceMs,
+      limits: { pidsMax: config.pidsMax, memoryMaxBytes: config.memoryMaxBytes },
       env: EnvPolicy.build({ host: environment.host, trusted: environment.trusted, integration: launch.env })
     }, policy)
     const process = yield* deps.backend.spawn(confinement.request).pipe(
@@ -169,7 +179,7 @@ export const open = (deps: Deps) =>
         }
         const { motd, runtime } = started.value
         deps.sessions.set(runtime.id, { _tag: "Open", runtime })
-        return { ...infoOf(runtime), motd } satisfies OpenResult
+        return { ...infoOf(runtime), motd, limits: appliedLimits(runtime.process.limits) } satisfies OpenResult
       })
     )
   })

@@ -5,8 +5,10 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import type { CgroupRoot, CgroupTerminateOptions, SessionCgroup } from "../Teardown.js"
+import * as limits from "./cgroupLimits.js"
 import { isGone, parseStat } from "./procTable.js"
 import { guardFromReader, terminateTree, type TreeEnv, type TreeView } from "./sweep.js"
 import { refusal, untouchable } from "./treeTracker.js"
@@ -68,6 +70,25 @@ const attempt = <A>(what: string, f: () => A): Effect.Effect<A, CgroupSetupFaile
   })
 
 const exists = (e: CgroupSetupFailed) => e.code === "EEXIST"
+
+/** The real cgroup files. */
+export const nodeCgroupFs: limits.CgroupFs = {
+  read: (file) => {
+    try {
+      return fs.readFileSync(file, "latin1")
+    } catch {
+      return undefined
+    }
+  },
+  write: (file, value) => {
+    try {
+      fs.writeFileSync(file, value)
+      return undefined
+    } catch (error) {
+      return errorCode(error)
+    }
+  }
+}
 
 /** Pids listed in `cgroup.procs`; undefined when the cgroup is gone or unreadable. */
 export const readProcs = (dir: string): ReadonlyArray<number> | undefined => {
@@ -170,7 +191,11 @@ export const probe = (env: TreeEnv): Effect.Effect<Option.Option<CgroupRoot>> =>
     })
     yield* checked.pipe(Effect.tapError(() => Effect.sync(() => removeCgroupSync(parent))))
     yield* Effect.logDebug(`teardown: each session gets its own cgroup under ${parent} (close = cgroup.kill)`)
-    return Option.some(makeRoot(env, parent))
+    const enabled = limits.enable(nodeCgroupFs, ownDir, parent)
+    for (const { controller, reason } of enabled.missing) {
+      yield* Effect.logDebug(`cgroup: no ${controller} limit for sessions: ${reason}`)
+    }
+    return Option.some(makeRoot(env, parent, enabled.controllers))
   }).pipe(
     Effect.catchAll((error) =>
       Effect.logDebug(`teardown: no cgroup v2 here (${error.reason}); sessions use the identity-fenced sweep`).pipe(
@@ -181,7 +206,7 @@ export const probe = (env: TreeEnv): Effect.Effect<Option.Option<CgroupRoot>> =>
 
 const sanitize = (label: string): string => label.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48) || "session"
 
-const makeRoot = (env: TreeEnv, parent: string): CgroupRoot => {
+const makeRoot = (env: TreeEnv, parent: string, controllers: ReadonlyArray<limits.Controller>): CgroupRoot => {
   let counter = 0
   const mkdirUnique = (label: string) =>
     Effect.gen(function*() {
@@ -197,10 +222,19 @@ const makeRoot = (env: TreeEnv, parent: string): CgroupRoot => {
     })
   return {
     path: parent,
-    create: (label) =>
+    controllers,
+    create: (label, requested = {}) =>
       Effect.acquireRelease(
         mkdirUnique(label).pipe(
-          Effect.map((dir) => Option.some(makeSession(env, dir))),
+          Effect.map((dir) =>
+            Option.some(
+              makeSession(
+                env,
+                dir,
+                limits.apply(nodeCgroupFs, dir, controllers, requested, Math.floor(os.totalmem() / 2))
+              )
+            )
+          ),
           Effect.catchAll((error) =>
             Effect.logDebug(`cgroup: no session cgroup (${error.reason})`).pipe(
               Effect.as(Option.none<SessionCgroup>())
@@ -222,7 +256,7 @@ const release = (session: SessionCgroup) =>
     if (!removed) yield* Effect.logWarning(`cgroup: could not remove ${session.path}`)
   })
 
-const makeSession = (env: TreeEnv, dir: string): SessionCgroup => {
+const makeSession = (env: TreeEnv, dir: string, applied: limits.Applied): SessionCgroup => {
   const guard = guardFromReader(env)
   const scan = (rootPid: number | undefined) => (): TreeView => {
     const children: Array<ProcessInfo> = []
@@ -253,6 +287,7 @@ const makeSession = (env: TreeEnv, dir: string): SessionCgroup => {
     })
   return {
     path: dir,
+    limits: applied,
     wrap: (file, args) => ({ file: SHELL, args: ["-c", JOIN_SCRIPT, dir, file, ...args] }),
     pids: Effect.sync(() => readProcs(dir) ?? []),
     kill: terminate({ graceMs: 0, rootGraceMs: 0 }),

@@ -32,6 +32,7 @@ export interface ChildOptions {
   readonly env: Readonly<Record<string, string>>
   readonly label: string
   readonly graceMs: number
+  readonly limits?: PtyBackend.ResourceLimits | undefined
   readonly budget: number
   readonly maxLines: number
   readonly maxBytes: number
@@ -64,7 +65,7 @@ export const spawnChild = (
         reason: file.includes("/") ? "no such executable file" : "command not found on PATH"
       })
     }
-    const container = yield* Teardown.contain(options.label, { graceMs: options.graceMs })
+    const container = yield* Teardown.contain(options.label, { graceMs: options.graceMs, limits: options.limits })
     // argv[0] stays as given (a multi-call binary dispatches on it); the check above only fails early and clearly
     const wrapped = container.wrap(file, args)
     const transcript = new TextTranscript({

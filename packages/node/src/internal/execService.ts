@@ -182,7 +182,8 @@ export const make: Effect.Effect<
         cols: config.cols,
         rows: config.rows,
         label,
-        disposeGraceMs: config.disposeGraceMs
+        disposeGraceMs: config.disposeGraceMs,
+        limits: { pidsMax: config.pidsMax, memoryMaxBytes: config.memoryMaxBytes }
       }, policy)
       const confinedRequest = confinement.request
       if (request.spawn._tag === "child") {
@@ -194,6 +195,7 @@ export const make: Effect.Effect<
           env: confinedRequest.env,
           label,
           graceMs: config.disposeGraceMs,
+          limits: confinedRequest.limits,
           budget: config.maxResultBytes,
           maxLines: config.scrollbackLines,
           maxBytes: config.scrollbackMaxBytes

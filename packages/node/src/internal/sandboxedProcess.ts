@@ -1,7 +1,8 @@
 /**
  * A session's program inside bubblewrap, as the host sees it. bwrap with `--unshare-pid` runs as three
- * processes: the launcher the pty spawned, its child — the pid namespace's init — and the init's child,
- * which execs the program. The service must know the program's pid (readiness compares the terminal's
+ * processes: the launcher the pty spawned (a `/bin/sh` that execs bwrap), its child — the pid namespace's
+ * init — and the init's child, which execs the program; with `--network isolated` the launcher has one more
+ * child, the network helper. The service must know the program's pid (readiness compares the terminal's
  * foreground group with the shell's), and teardown can end everything inside by killing the init.
  */
 import type { PtyBackend } from "@agent-terminal/core"
@@ -58,18 +59,22 @@ const startTimeOf = (view: LauncherView, pid: number): number | undefined => {
 }
 
 /**
- * Find the init and the program under the launcher. The program counts as started once it no longer runs
- * the bwrap binary (it exec'd): its pid is then the one readiness and signals must use.
+ * Find the init and the program under the launcher. The launcher counts once it runs bwrap (`bwrapExe`,
+ * when its `/proc/<pid>/exe` is readable; a setuid bwrap's is not), its init is the child that runs the same
+ * binary (the launcher's other child, when it has one, is the network helper of `--network isolated`), and
+ * the program counts as started once it no longer runs the bwrap binary (it exec'd): its pid is then the
+ * one readiness and signals must use.
  */
-export const search = (view: LauncherView, launcherPid: number): Search => {
+export const search = (view: LauncherView, launcherPid: number, bwrapExe?: string): Search => {
   if (startTimeOf(view, launcherPid) === undefined) return { _tag: "LauncherGone" }
-  const init = view.children(launcherPid)?.[0]
+  const launcherExe = view.exe(launcherPid)
+  if (bwrapExe !== undefined && launcherExe !== undefined && launcherExe !== bwrapExe) return { _tag: "NotYet" }
+  const init = (view.children(launcherPid) ?? []).find((child) => view.exe(child) === launcherExe)
   if (init === undefined) return { _tag: "NotYet" }
   const program = view.children(init)?.[0]
   if (program === undefined) return { _tag: "NotYet" }
-  const initExe = view.exe(init)
   const programExe = view.exe(program)
-  if (programExe === undefined || programExe === initExe) return { _tag: "NotYet" }
+  if (programExe === undefined || programExe === launcherExe) return { _tag: "NotYet" }
   const initStart = startTimeOf(view, init)
   const programStart = startTimeOf(view, program)
   if (initStart === undefined || programStart === undefined) return { _tag: "NotYet" }
@@ -89,12 +94,13 @@ const POLL_MS = 2
 export const locate = (
   view: LauncherView,
   launcherPid: number,
-  timeoutMs: number
+  timeoutMs: number,
+  bwrapExe?: string
 ): Effect.Effect<SandboxProcesses | undefined, string> =>
   Effect.gen(function*() {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const found = search(view, launcherPid)
+      const found = search(view, launcherPid, bwrapExe)
       if (found._tag === "Found") return found.processes
       if (found._tag === "LauncherGone") return undefined
       if (Date.now() > deadline) {

@@ -36,7 +36,7 @@ export const fakeTerminal = (options: { readonly failWith?: Errors.TerminalError
           busy: false
         }
         sessions.set(info.sessionId, { owner, info, transcript: ["$ "] })
-        return { ...info, motd: "$ " }
+        return { ...info, motd: "$ ", limits: {} }
       })),
     send: (owner, sessionId, request) =>
       failing(Effect.map(lookup(owner, sessionId), (entry): Session.SendResult => {
