@@ -331,6 +331,28 @@ describe("the HTTP surface, attacked", () => {
     )
   })
 
+  it("a --token-file outside the state directory reads as empty inside a confined session", async () => {
+    const workspace = tempDir("token-workspace")
+    const secrets = path.join(workspace, "secrets")
+    fs.mkdirSync(secrets, { mode: 0o700 })
+    const file = path.join(secrets, "token")
+    const server = await start(["--token-file", file, "--sandbox", "read-only", "--workspace", workspace], {
+      AGENT_TERMINAL_TOKEN: undefined,
+      AGENT_TERMINAL_STATE_DIR: path.join(tempDir("token-state"), "state")
+    })
+    const token = fs.readFileSync(file, "utf8").trim()
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const { client } = await connectHttp(server, token)
+    clients.push(client)
+    const { sessionId } = structured(await client.callTool({ name: "terminal_open", arguments: {} }))
+    const read = structured(
+      await client.callTool({ name: "terminal_send", arguments: { sessionId, text: "wc -c < secrets/token" } })
+    )
+    expect(read).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    expect(read.output.trim()).toBe("0")
+    expect(read.output).not.toContain(token)
+  })
+
   it("a non-loopback --host warns that the traffic is plain text, and still checks Host and the token", async () => {
     const server = await start(["--host", "0.0.0.0"])
     expect(server.stderr.join("")).toContain("plain text")

@@ -8,7 +8,7 @@
  */
 import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
 import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
-import { Handlers, McpStdio } from "@agent-terminal/tools"
+import { Handlers, type HttpToken, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -341,6 +341,18 @@ export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
     Effect.provide(stderrLogger)
   )
 
+/**
+ * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox
+ * masks anyway; a `--token-file` elsewhere would be readable by a session that can read the host's files.
+ */
+const hidingToken = (
+  sandbox: Bubblewrap.Options | undefined,
+  token: HttpToken.Loaded
+): Bubblewrap.Options | undefined =>
+  sandbox === undefined || token.source._tag !== "File"
+    ? sandbox
+    : { ...sandbox, denyRead: [...(sandbox.denyRead ?? []), token.source.path] }
+
 /** `agent-terminal mcp [--http <port>] [settings…]`. */
 export const run = (options: McpOptions) =>
   withSettings(options, (settings, input) =>
@@ -362,7 +374,13 @@ export const run = (options: McpOptions) =>
           onSuccess: (token) =>
             Effect.zipRight(
               notice,
-              HttpTransport.serve(settings, http.right, token, terminalLayer(input, sandbox), serverInfo)
+              HttpTransport.serve(
+                settings,
+                http.right,
+                token,
+                terminalLayer(input, hidingToken(sandbox, token)),
+                serverInfo
+              )
             )
         })
       )
