@@ -19,7 +19,11 @@ const CGROUP_EMPTY_MS = 100
  * (identity-fenced, one `/proc` scan per round for all trees) until none is alive or ~100 ms passed, then
  * the emptied cgroups are removed. Returns the pids signalled, roots included.
  */
-export const killTreesSync = (env: TreeEnv, trees: ReadonlyArray<TrackedTree>): ReadonlyArray<number> => {
+export const killTreesSync = (
+  env: TreeEnv,
+  trees: ReadonlyArray<TrackedTree>,
+  killRoundsMs: number = KILL_ROUNDS_MS
+): ReadonlyArray<number> => {
   const first = readTable(env.reader)
   const guard = makeGuard((pid) => first.get(pid), env.selfPid)
   const holdsUs = (dir: string) => (readProcs(dir) ?? []).some((pid) => untouchable(guard, pid))
@@ -31,18 +35,21 @@ export const killTreesSync = (env: TreeEnv, trees: ReadonlyArray<TrackedTree>): 
   const trackers = trees.filter((tree) => !untouchable(guard, tree.rootPid))
     .map((tree) => makeTracker(first, guard, tree.rootPid, tree.startTime))
   const signalled = new Set<number>()
-  const deadline = Date.now() + KILL_ROUNDS_MS
+  const deadline = Date.now() + killRoundsMs
   for (let table = first;; table = readTable(env.reader)) {
     const targets = trackers.flatMap((tracker) => {
       capture(tracker, table, guard)
       const root = rootOf(tracker, table)
       return root === undefined ? liveMembers(tracker, table) : [...liveMembers(tracker, table), root]
     }).filter((info) => refusal(guard, info) === undefined && identityHolds(env.reader, info.pid, info.startTime))
-    if (targets.length === 0 || Date.now() >= deadline) break
+    if (targets.length === 0) break
     for (const info of targets) {
       env.signal(info.pid, "SIGKILL")
       signalled.add(info.pid)
     }
+    // The deadline bounds the rescans for forks, never the first round: a host descheduled for longer than
+    // the deadline (a loaded machine) must still kill what it found.
+    if (Date.now() >= deadline) break
     sleepSync(2)
   }
   const emptyBy = Date.now() + CGROUP_EMPTY_MS
