@@ -54,3 +54,7 @@ export * as TaskRuntime from "./TaskRuntime.js"
  * @since 0.1.0
  */
 export * as TerminalConfig from "./TerminalConfig.js"
+/**
+ * @since 0.2.0
+ */
+export * as Watch from "./Watch.js"

@@ -34,12 +34,14 @@ import type { OpenRequest, ReadRequest, SendRequest, SendResult, SessionInfo, Si
 import { ShellDialect } from "../ShellDialect.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
+import type { WatchOptions } from "../Watch.js"
 import { interruptForeground as interruptSend } from "./interrupt.js"
 import type { Settled, Watch } from "./readiness.js"
 import { settle, settleBackground } from "./readiness.js"
 import type { SendProgress, SessionRuntime } from "./session.js"
 import { Activity, CancelSignal, makeEmulator, makeNonce, SendDone, startReader, statusOf } from "./session.js"
 import { ShellState } from "./shellState.js"
+import { Watchers } from "./watchers.js"
 
 /** Effect's own tracer, in place unless a program installs another: its spans are seen by no exporter. */
 const builtInTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
@@ -362,8 +364,10 @@ export const make: Effect.Effect<
         exit: undefined,
         closing: false,
         activeTask: undefined,
-        activeSend: undefined
+        activeSend: undefined,
+        watchers: new Watchers() // the live view (PtyService.watch)
       }
+      yield* Scope.addFinalizer(scope, Effect.sync(() => runtime.watchers.end())) // the live view
       yield* startReader(runtime, replies).pipe(Scope.extend(scope))
       const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
       const settled = yield* settle(watchFor(runtime, capture, {
@@ -857,6 +861,13 @@ export const make: Effect.Effect<
     )
   )
 
+  // The live view: the reader feeds the session's watchers (session.ts), the snapshot is the emulator's.
+  const watch = (owner: OwnerId, id: SessionId, options?: WatchOptions) =>
+    Effect.flatMap(
+      lookup(owner, id),
+      (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)
+    )
+
   return {
     open,
     send,
@@ -867,6 +878,7 @@ export const make: Effect.Effect<
     list,
     closeOwner,
     configureSandbox,
-    sandboxOf
+    sandboxOf,
+    watch
   } satisfies Context.Tag.Service<typeof PtyService>
 })

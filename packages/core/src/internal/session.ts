@@ -11,6 +11,7 @@ import type { SessionStatus, SessionType } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import type { Interrupted } from "./interrupt.js"
 import { ShellState } from "./shellState.js"
+import type { Watchers } from "./watchers.js"
 
 /**
  * Output activity: when the last bytes arrived, and a wake-up for whoever waits for the next change.
@@ -94,6 +95,8 @@ export interface SessionRuntime {
   activeTask: string | undefined
   /** The foreground send in flight, which a cancel reaches through its signal. */
   activeSend: ActiveSend | undefined
+  /** Watches of the session (the live view), fed by the reader as it parses (`PtyService.watch`). */
+  readonly watchers: Watchers
 }
 
 /** How far a foreground send got, and what its cancellation did. */
@@ -202,6 +205,7 @@ export const startReader = (
     const parse = (piece: Uint8Array) => {
       const faults = emulator.faults
       activity.bytes += piece.length
+      session.watchers.output(piece) // the live view: raw bytes in parse order (see watchers.ts)
       try {
         emulator.write(piece)
       } catch (error) {
@@ -296,6 +300,7 @@ export const startReader = (
         Effect.sync(() => {
           session.exit = status
           activity.notify()
+          session.watchers.exited(status) // the live view: the exit, after all the output
         })
       ),
       Effect.flatMap((status) => Deferred.succeed(session.drained, status)),
