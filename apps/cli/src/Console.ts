@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as readline from "node:readline"
+import * as Daemon from "./Daemon.js"
 import * as Mcp from "./Mcp.js"
 
 type Event = { readonly _tag: "Line"; readonly line: string } | { readonly _tag: "End" }
@@ -274,15 +275,26 @@ export const program = Effect.gen(function*() {
 /** The options of `agent-terminal console`: the same settings and sandbox as `mcp`. */
 export const options = { ...Mcp.settingsOptions, ...Mcp.sandboxOptions }
 
-/** `agent-terminal console [settings…] [sandbox…]`. */
-export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions) =>
+/** `agent-terminal console [--daemon [auto]] [settings…] [sandbox…]`. */
+export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.ClientOptions) =>
   Mcp.withSettings(parsed, (settings, input) =>
-    Mcp.withSandbox(parsed, (sandbox) =>
-      program.pipe(
-        Effect.provide(
-          ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" }).pipe(
-            Layer.provide(Mcp.terminalLayer(input, sandbox))
-          )
-        ),
+    Mcp.withSandbox(parsed, (sandbox) => {
+      const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
+      if (!parsed.daemon) {
+        return program.pipe(
+          Effect.provide(client.pipe(Layer.provide(Mcp.terminalLayer(input, sandbox)))),
+          Effect.provide(Mcp.stderrLogger)
+        )
+      }
+      return program.pipe(
+        Effect.provide(client.pipe(Layer.provide(Daemon.remoteLayer(parsed, input, sandbox, "console")))),
+        Effect.catchTags({
+          DaemonUnavailable: (error) => Mcp.daemonRefused(error.message),
+          ProtocolMismatch: (error) => Mcp.daemonRefused(error.message),
+          OwnerRejected: (error) => Mcp.daemonRefused(error.message),
+          SandboxInUse: (error) => Mcp.daemonRefused(error.message),
+          InvalidConfig: (error) => Mcp.daemonRefused(error.message)
+        }),
         Effect.provide(Mcp.stderrLogger)
-      )))
+      )
+    }))

@@ -6,8 +6,8 @@
  * Settings come from the command line, each with an `AGENT_TERMINAL_*` environment fallback, and are
  * validated once at startup: an invalid one is printed on stderr, naming the field, and the exit code is 2.
  */
-import { Ids, Sandbox, TerminalConfig } from "@agent-terminal/core"
-import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
+import { type Exec, Ids, type PtyService, Sandbox, type TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import { Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
 import { Handlers, McpHttp, McpTools } from "@agent-terminal/tools"
 import { McpServer } from "@effect/ai"
 import { Options } from "@effect/cli"
@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
+import * as Daemon from "./Daemon.js"
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
@@ -166,7 +167,8 @@ const flags: Record<string, string> = {
   sandbox: "--sandbox / AGENT_TERMINAL_SANDBOX",
   workspace: "--workspace / AGENT_TERMINAL_WORKSPACE",
   network: "--network / AGENT_TERMINAL_NETWORK",
-  sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS"
+  sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS",
+  detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS"
 }
 
 const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
@@ -240,7 +242,16 @@ export const withSandbox = <A, E, R>(
     onRight: use
   })
 
-const refuse = (field: string, message: string) =>
+/** The daemon cannot be used as asked: said on stderr, exit code 1. */
+export const daemonRefused = (message: string) =>
+  Console.error(`agent-terminal: ${message}`).pipe(
+    Effect.zipRight(Effect.sync(() => {
+      process.exitCode = 1
+    }))
+  )
+
+/** Report an invalid setting on stderr (with its flag and environment variable) and set the exit code 2. */
+export const refuse = (field: string, message: string) =>
   Console.error(`agent-terminal: ${message}${flags[field] === undefined ? "" : ` (${flags[field]})`}`).pipe(
     Effect.zipRight(Effect.sync(() => {
       process.exitCode = 2
@@ -257,9 +268,14 @@ export const stderrLogger = Layer.mergeAll(
   Logger.add(Logger.prettyLogger({ stderr: true, colors: false }))
 )
 
-/** The terminal service for these settings on this host (shared by `mcp` and `console`), sandboxed if asked. */
+/**
+ * The terminal service for these settings on this host (shared by `mcp` and `console`), sandboxed if asked;
+ * with a reaper, so the trees end even if this process is killed, and after what dead owners left is reaped.
+ */
 export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
-  NodeTerminal.layer(input, sandbox === undefined ? {} : { sandbox })
+  NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
+    Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers))
+  )
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {
@@ -270,10 +286,9 @@ const stdinClosed = Effect.gen(function*() {
   yield* Deferred.await(closed)
 })
 
-const serveStdioWith = (
+const serveStdioWith = <E>(
   settings: TerminalConfig.TerminalConfig,
-  input: TerminalConfig.TerminalConfigInput,
-  sandbox?: Bubblewrap.Options
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>
 ) => {
   const server = McpTools.layer({
     maxResultBytes: settings.maxResultBytes,
@@ -281,23 +296,51 @@ const serveStdioWith = (
   }).pipe(
     Layer.provide(Handlers.layer),
     Layer.provide(McpServer.layerStdio({ ...serverInfo, stdin: NodeStream.stdin, stdout: NodeSink.stdout })),
-    Layer.provide(terminalLayer(input, sandbox))
+    Layer.provide(terminals)
   )
   return Effect.raceFirst(Layer.launch(server), stdinClosed)
 }
 
-const serveHttpWith = (
-  settings: TerminalConfig.TerminalConfig,
-  input: TerminalConfig.TerminalConfigInput,
-  http: { readonly port: number; readonly host: string; readonly sessionIdleMs: number | undefined },
-  sandbox?: Bubblewrap.Options
-) => {
+/** Where and how MCP is served over HTTP. */
+export interface HttpOptions {
+  readonly port: number
+  readonly host: string
+  readonly sessionIdleMs: number | undefined
+}
+
+/**
+ * The HTTP options the command line asks for, checked (a port is 0-65535, an idle expiry positive); `None`
+ * when `--http` is not given.
+ */
+export const httpOptionsFrom = (
+  options: { readonly [K in keyof typeof transportOptions]: Parsed<(typeof transportOptions)[K]> }
+): Either.Either<Option.Option<HttpOptions>, { readonly field: string; readonly message: string }> => {
+  const port = given(options.http)
+  if (port === undefined) return Either.right(Option.none())
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    return Either.left({ field: "http", message: `invalid configuration http: a port is 0-65535, got ${port}` })
+  }
+  const sessionIdleMs = given(options.sessionIdleMs)
+  if (sessionIdleMs !== undefined && !(sessionIdleMs > 0)) {
+    return Either.left({
+      field: "sessionIdleMs",
+      message: `invalid configuration sessionIdleMs: must be positive, got ${sessionIdleMs}`
+    })
+  }
+  return Either.right(Option.some({ port, host: given(options.host) ?? "127.0.0.1", sessionIdleMs }))
+}
+
+/**
+ * MCP over Streamable HTTP at `/mcp`, over whatever provides the terminal services (`PtyService`,
+ * `TaskRuntime`, `Exec`): what `mcp --http` serves in-process and `serve --http` serves from the daemon.
+ */
+export const httpLayer = (settings: TerminalConfig.TerminalConfig, http: HttpOptions) => {
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
       Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`)
     )
   )
-  const server = HttpLayerRouter.serve(
+  return HttpLayerRouter.serve(
     McpHttp.layer({
       ...serverInfo,
       maxResultBytes: settings.maxResultBytes,
@@ -308,38 +351,51 @@ const serveHttpWith = (
   ).pipe(
     Layer.merge(announce),
     Layer.provide(Handlers.layer),
-    Layer.provide(terminalLayer(input, sandbox)),
     Layer.provide(NodeHttpServer.layer(createServer, { port: http.port, host: http.host }))
   )
-  return Layer.launch(server)
 }
 
 /** Serve the terminal tools on stdio until the client disconnects. */
 export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
   TerminalConfig.make(config).pipe(
-    Effect.flatMap((settings) => serveStdioWith(settings, config)),
+    Effect.flatMap((settings) => serveStdioWith(settings, terminalLayer(config))),
     Effect.provide(stderrLogger)
   )
 
-/** `agent-terminal mcp [--http <port>] [settings…]`. */
-export const run = (options: McpOptions) =>
+/** `agent-terminal mcp [--http <port>] [--daemon [auto]] [settings…]`. */
+export const run = (options: McpOptions & Daemon.ClientOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
+      if (options.daemon) {
+        if (Option.isSome(options.http)) {
+          return refuse(
+            "http",
+            "--http with --daemon: serve MCP over HTTP from the daemon (agent-terminal serve --http)"
+          )
+        }
+        return serveStdioWith(settings, Daemon.remoteLayer(options, input, sandbox, "mcp")).pipe(
+          Effect.catchTags({
+            DaemonUnavailable: (error) => daemonRefused(error.message),
+            ProtocolMismatch: (error) => daemonRefused(error.message),
+            OwnerRejected: (error) => daemonRefused(error.message),
+            SandboxInUse: (error) => daemonRefused(error.message),
+            InvalidConfig: (error) => daemonRefused(error.message)
+          })
+        )
+      }
       const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
       const notice = unconfined
         ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
         : Effect.logInfo(`sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}`)
-      const port = given(options.http)
-      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        return refuse("http", `invalid configuration http: a port is 0-65535, got ${port}`)
-      }
-      const sessionIdleMs = given(options.sessionIdleMs)
-      if (sessionIdleMs !== undefined && !(sessionIdleMs > 0)) {
-        return refuse("sessionIdleMs", `invalid configuration sessionIdleMs: must be positive, got ${sessionIdleMs}`)
-      }
-      return Effect.zipRight(
-        notice,
-        serveHttpWith(settings, input, { port, host: given(options.host) ?? "127.0.0.1", sessionIdleMs }, sandbox)
-      )
+      return Either.match(httpOptionsFrom(options), {
+        onLeft: (invalid) => refuse(invalid.field, invalid.message),
+        onRight: Option.match({
+          onNone: () => Effect.zipRight(notice, serveStdioWith(settings, terminalLayer(input, sandbox))),
+          onSome: (http) =>
+            Effect.zipRight(
+              notice,
+              Layer.launch(httpLayer(settings, http).pipe(Layer.provide(terminalLayer(input, sandbox))))
+            )
+        })
+      })
     })).pipe(Effect.provide(stderrLogger))

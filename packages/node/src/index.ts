@@ -27,6 +27,10 @@ export * as NodePtyBackend from "./NodePtyBackend.js"
  */
 export * as NodeTerminal from "./NodeTerminal.js"
 /**
+ * @since 0.2.0
+ */
+export * as Reaper from "./Reaper.js"
+/**
  * @since 0.1.0
  */
 export * as Signals from "./Signals.js"

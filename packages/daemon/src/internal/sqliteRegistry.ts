@@ -81,6 +81,10 @@ export const clientLayer = (options: { readonly filename: string }): Layer.Layer
     Effect.try({
       try: () => {
         fs.mkdirSync(path.dirname(options.filename), { recursive: true, mode: 0o700 })
+        // 0600 before SQLite opens it (its -wal and -shm files take the database's mode): it holds the
+        // owners' secret hashes.
+        fs.closeSync(fs.openSync(options.filename, "a", 0o600))
+        fs.chmodSync(options.filename, 0o600)
         return SqliteClient.layer({ filename: options.filename })
       },
       catch: (cause) => new RegistryError({ operation: `open ${options.filename}`, cause })
