@@ -90,6 +90,13 @@ export const run = (parsed: ServeOptions) => {
               Layer.provide(terminals),
               Layer.provide(TerminalRegistry.layerSqlite({ filename: Paths.databasePath() }))
             )
+            const stop = (message: string) =>
+              Console.error(`agent-terminal serve: ${message}`).pipe(
+                Effect.zipRight(Option.isSome(parsed.logFile) ? Effect.logError(message) : Effect.void),
+                Effect.zipRight(Effect.sync(() => {
+                  process.exitCode = 1
+                }))
+              )
             return Reaper.reapLeftovers.pipe(
               Effect.zipRight(Layer.launch(app)),
               Effect.catchTags({
