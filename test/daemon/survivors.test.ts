@@ -50,11 +50,7 @@ describe.runIf(built)("nothing left behind when the owner of terminals is killed
     const home = makeHome()
     cleanups.push(home.dispose)
     const daemon = await startDaemon(home.env)
-    let next: Daemon | undefined
-    cleanups.push(async () => {
-      await daemon.stop()
-      await next?.stop()
-    })
+    cleanups.push(() => daemon.stop())
     const mcp = await connectMcp(home.env, ["--daemon", "--owner", "reaped"])
     cleanups.push(() => mcp.client.close())
     const { processes, tag } = await holdSurvivors(mcp)
@@ -66,7 +62,8 @@ describe.runIf(built)("nothing left behind when the owner of terminals is killed
     await sleep(1_000)
     expect(processes.filter(stillAlive)).toEqual([])
 
-    next = await startDaemon(home.env)
+    const next: Daemon = await startDaemon(home.env)
+    cleanups.push(() => next.stop())
     expect(cgroupsOf(daemon.pid)).toEqual([])
   })
 
