@@ -76,8 +76,10 @@ export const run = (parsed: ServeOptions) => {
             }
             const socket = Option.getOrElse(parsed.socket, () => Paths.socketPath())
             // SIGTERM is the daemon's to handle (every terminal closed gracefully); the reaper covers its death.
+            // Always bubblewrap (no confinement by default): an owner's client may ask for its sessions to be
+            // confined (`mcp --daemon --sandbox …` sets the owner's policy), as an embedding application would.
             const terminals = NodeTerminal.layer(input, {
-              ...(sandbox === undefined ? {} : { sandbox }),
+              sandbox: sandbox ?? { mode: "danger-full-access", network: true },
               reaper: true,
               killOnSignals: false
             })
