@@ -171,12 +171,16 @@ export const make = (
 
     const first = yield* open
 
-    const connection = semaphore.withPermits(1)(Effect.suspend(() => {
+    const reconnect = semaphore.withPermits(1)(Effect.suspend(() => {
       if (current !== undefined && !current.broken) return Effect.succeed(current)
       const stale = current
       current = undefined
       return close(stale).pipe(Effect.zipRight(open))
     }))
+    // The live connection without a permit (the hot path); only a broken one goes through the semaphore.
+    const connection = Effect.suspend(() =>
+      current !== undefined && !current.broken ? Effect.succeed(current) : reconnect
+    )
 
     /**
      * One call: a transport failure breaks the connection (re-made at the next call) and dies, as does a
