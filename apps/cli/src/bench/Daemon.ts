@@ -10,6 +10,7 @@ import { NodeTerminal } from "@agent-terminal/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as childProcess from "node:child_process"
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
@@ -87,6 +88,28 @@ const tagged = (tag: string) =>
 const pty = (context: Layer.Layer<PtyService.PtyService, unknown>) =>
   Effect.flatMap(Layer.build(context), (built) => Effect.provide(PtyService.PtyService, built))
 
+/** A forked `DaemonClient` on the socket: `block(n)` runs n round trips there and returns their times. */
+const roundTripClient = (socket: string) =>
+  Effect.acquireRelease(
+    Effect.async<childProcess.ChildProcess, Error>((resume) => {
+      const forked = childProcess.fork(fileURLToPath(new URL("./DaemonClient.js", import.meta.url)), [socket], {
+        stdio: ["ignore", "ignore", "inherit", "ipc"]
+      })
+      forked.once("message", () => resume(Effect.succeed(forked)))
+      forked.once("exit", (code) => resume(Effect.fail(new Error(`the bench's daemon client exited with ${code}`))))
+    }),
+    (forked) => Effect.sync(() => forked.kill("SIGTERM"))
+  ).pipe(Effect.map((forked) => ({
+    block: (n: number) =>
+      Effect.async<ReadonlyArray<number>>((resume) => {
+        forked.once(
+          "message",
+          (message: { readonly samples: ReadonlyArray<number> }) => resume(Effect.succeed(message.samples))
+        )
+        forked.send({ n })
+      })
+  })))
+
 const LINES = (options: RunOptions) => `head -c ${size(options, 40, 10)}M /dev/zero | tr '\\0' a | fold -w 99`
 
 /** Open, round trip and streaming, in-process and through the daemon, interleaved. */
@@ -112,20 +135,19 @@ const sideBySide = (options: RunOptions) =>
       local: Ids.SessionId.make((yield* local.open(owner, { name: "rt-local" })).sessionId),
       remote: Ids.SessionId.make((yield* remote.open(owner, { name: "rt-remote" })).sessionId)
     }
+    // The daemon's round trips are taken by a client process of its own holding only the remote layer (as
+    // `mcp --daemon` does), in blocks interleaved with this process's in-process ones.
+    const client = yield* roundTripClient(daemon.socket)
     const trips = { local: [] as Array<number>, remote: [] as Array<number> }
     const n = size(options, 1000, 200)
     const blocks = 10
-    for (let i = 0; i < 20; i++) {
-      yield* local.send(owner, shells.local, { text: "true" })
-      yield* remote.send(owner, shells.remote, { text: "true" })
-    }
+    for (let i = 0; i < 20; i++) yield* local.send(owner, shells.local, { text: "true" })
     for (let block = 0; block < blocks; block++) {
-      for (const side of ["local", "remote"] as const) {
-        for (let i = 0; i < n / blocks; i++) {
-          const [, ms] = yield* timed(services[side].send(owner, shells[side], { text: "true" }))
-          trips[side].push(ms)
-        }
+      for (let i = 0; i < n / blocks; i++) {
+        const [, ms] = yield* timed(local.send(owner, shells.local, { text: "true" }))
+        trips.local.push(ms)
       }
+      trips.remote.push(...(yield* client.block(n / blocks)))
     }
     options.progress("daemon: roundtrip")
 
