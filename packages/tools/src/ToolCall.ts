@@ -111,8 +111,16 @@ export const call = (
           maxBytes
         ))
       ),
-      Effect.catchAllCause((cause) =>
-        Effect.succeed(errorOutcome({ _tag: "InternalError", message: Cause.pretty(cause) }, maxBytes))
-      )
+      Effect.catchAllCause((cause) => {
+        // A defect that is a tagged error (the daemon's `DaemonUnavailable` when its connection is gone) is
+        // shown as that error, without a stack trace; anything else is an internal error, in full.
+        const defect = Cause.squash(cause) as { readonly _tag?: unknown; readonly message?: unknown } | undefined
+        return Effect.succeed(errorOutcome(
+          typeof defect?._tag === "string" && typeof defect.message === "string" && !Cause.isInterruptedOnly(cause)
+            ? { _tag: defect._tag, message: defect.message }
+            : { _tag: "InternalError", message: Cause.pretty(cause) },
+          maxBytes
+        ))
+      })
     )
   })
