@@ -63,6 +63,27 @@ describe.runIf(built)("owners of the daemon's terminals (43)", () => {
     expect(tasks.tasks.map((t: { taskId: string }) => t.taskId)).toContain(task.taskId)
   })
 
+  it("a named owner's send in flight when its client is killed goes on in the daemon", async () => {
+    const { client } = await setUp()
+    const first = await client(["--owner", "erin"])
+    const opened = await first.call("terminal_open", {})
+    // not awaited: the client dies while the daemon runs this send
+    void first.call("terminal_send", { sessionId: opened.sessionId, text: "sleep 2; echo survived-the-client" })
+      .catch(() => {})
+    await sleep(700)
+    process.kill(first.pid, "SIGKILL")
+    const second = await client(["--owner", "erin"])
+    const finished = await waitUntil(
+      async () => {
+        const read = await second.call("terminal_read", { sessionId: opened.sessionId })
+        return String(read.text).split("\n").includes("survived-the-client")
+      },
+      15_000,
+      200
+    )
+    expect(finished).toBe(true)
+  })
+
   it("an anonymous client's disconnect closes its terminals", async () => {
     const { client } = await setUp()
     const anonymous = await client([])
