@@ -1,7 +1,7 @@
 import { RemoteTerminal } from "@agent-terminal/daemon"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { built, cliBin, connectMcp, makeHome, startDaemon, waitUntil } from "./support.js"
@@ -17,6 +17,20 @@ const home = () => {
   return made
 }
 
+/** Run the CLI to its end without blocking this worker (stdin empty). */
+const run = (env: Record<string, string>, args: ReadonlyArray<string>) =>
+  new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [cliBin, ...args], { env, stdio: ["pipe", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.stdin.end()
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    child.once("exit", (status) => {
+      clearTimeout(timer)
+      resolve({ status, stderr })
+    })
+  })
+
 const daemon = async (env: Record<string, string>, args: ReadonlyArray<string> = []) => {
   const started = await startDaemon(env, args)
   cleanups.push(() => started.stop())
@@ -30,7 +44,7 @@ describe.runIf(built)("the daemon's socket", () => {
     expect(fs.statSync(socket).mode & 0o777).toBe(0o600)
     expect(fs.statSync(path.dirname(socket)).mode & 0o777).toBe(0o700)
     expect(fs.statSync(path.join(env.AGENT_TERMINAL_STATE_DIR!, "daemon.db")).mode & 0o777).toBe(0o600)
-    const second = spawnSync(process.execPath, [cliBin, "serve"], { env, encoding: "utf8", timeout: 30_000 })
+    const second = await run(env, ["serve"])
     expect(second.status).toBe(1)
     expect(second.stderr).toContain("another agent-terminal daemon serves (or is starting on) this socket")
     // the first one still serves
@@ -94,12 +108,7 @@ describe.runIf(built)("the daemon's socket", () => {
 
   it("no daemon: mcp --daemon says so and exits 1; --daemon auto starts one detached and uses it", async () => {
     const { env, socket } = home()
-    const refused = spawnSync(process.execPath, [cliBin, "mcp", "--daemon"], {
-      env,
-      input: "",
-      encoding: "utf8",
-      timeout: 30_000
-    })
+    const refused = await run(env, ["mcp", "--daemon"])
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain(`no agent-terminal daemon answers at ${socket}`)
     const mcp = await connectMcp(env, ["--daemon", "auto"])
