@@ -43,4 +43,25 @@ describe.runIf(built)("a restarted daemon and the ids it held (43)", () => {
       })
     })
   }
+
+  it("a client that outlives its daemon: DaemonUnavailable meanwhile, then it reconnects as its owner", async () => {
+    const home = makeHome()
+    cleanups.push(home.dispose)
+    const first = await startDaemon(home.env)
+    cleanups.push(() => first.stop())
+    const mcp = await connectMcp(home.env, ["--daemon", "--owner", "steady"])
+    cleanups.push(() => mcp.client.close())
+    const opened = await mcp.call("terminal_open", {})
+    await first.stop()
+    const meanwhile = await mcp.call("terminal_list")
+    expect(meanwhile).toMatchObject({ isError: true, _tag: "DaemonUnavailable" })
+    expect(meanwhile.message).toContain("no agent-terminal daemon answers at")
+    const second = await startDaemon(home.env)
+    cleanups.push(() => second.stop())
+    expect(await mcp.call("terminal_list")).toMatchObject({ isError: false, sessions: [] })
+    expect(await mcp.call("terminal_read", { sessionId: opened.sessionId })).toMatchObject({
+      _tag: "SessionLost",
+      reason: "daemon-stopped"
+    })
+  })
 })

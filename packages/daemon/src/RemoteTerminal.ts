@@ -151,8 +151,13 @@ export const make = (
     const semaphore = yield* Effect.makeSemaphore(1)
     let current: Connection | undefined
 
+    // A secret the daemon issued at the first Hello is the one every reconnect must present.
+    let owner = options.owner
     const open = Effect.gen(function*() {
-      const made = yield* connect(options)
+      const made = yield* connect({ ...options, owner })
+      if (owner !== undefined && made.hello.issuedSecret !== undefined) {
+        owner = { ...owner, secret: made.hello.issuedSecret }
+      }
       const connection: Connection = { ...made, broken: false }
       // Task endings of this owner, republished locally for runtimes that notify.
       yield* made.client.TaskCompletions().pipe(
