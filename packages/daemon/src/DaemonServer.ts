@@ -67,7 +67,8 @@ const serverRpcs = (
     // The server takes disconnects from the protocol; the daemon hears of each one first (owner lifecycle).
     const disconnects = yield* Mailbox.make<number>()
     yield* inner.disconnects.take.pipe(
-      Effect.tap((clientId) => Effect.forkDaemon(disconnected(clientId))),
+      // forked in the daemon's scope: closing an owner's terminals never holds the next disconnect up
+      Effect.tap((clientId) => Effect.forkScoped(disconnected(clientId))),
       Effect.flatMap((clientId) => disconnects.offer(clientId)),
       Effect.forever,
       Effect.forkScoped
