@@ -15,7 +15,8 @@ export const shared: ViteUserConfig = {
       ...alias("terminal", "packages/terminal"),
       ...alias("core", "packages/core"),
       ...alias("node", "packages/node"),
-      ...alias("tools", "packages/tools")
+      ...alias("tools", "packages/tools"),
+      ...alias("daemon", "packages/daemon")
     }
   },
   test: {

@@ -10,6 +10,7 @@ export default [
   project("packages/core", "core"),
   project("packages/node", "node"),
   project("packages/tools", "tools"),
+  project("packages/daemon", "daemon"),
   project("apps/cli", "cli"),
   project("test", "integration", ["**/*.test.ts"])
 ]

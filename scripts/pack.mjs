@@ -10,7 +10,14 @@ import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 /** In dependency order. */
-export const publishable = ["packages/terminal", "packages/core", "packages/node", "packages/tools", "apps/cli"]
+export const publishable = [
+  "packages/terminal",
+  "packages/core",
+  "packages/node",
+  "packages/tools",
+  "packages/daemon",
+  "apps/cli"
+]
 
 const pnpm = () => {
   const execPath = process.env.npm_execpath

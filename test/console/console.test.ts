@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { built, connectMcp, makeHome, startDaemon } from "../daemon/support.js"
 import { cliBin } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
@@ -159,4 +160,41 @@ describe("agent-terminal console driven by hand through tmux", () => {
       await t.stop(consolePid)
     }
   })
+
+  it.runIf(built)(
+    "console --daemon: the session lives in the daemon and outlives the console for a named owner",
+    async () => {
+      const home = makeHome()
+      const daemon = await startDaemon(home.env)
+      const secret = path.join(home.dir, "owner.secret")
+      fs.writeFileSync(secret, `${randomUUID()}\n`, { mode: 0o600 })
+      const socket = `at-console-${randomUUID().slice(0, 8)}`
+      const t = tmux(socket)
+      let consolePid: number | undefined
+      try {
+        t.start("--daemon", "--socket", home.socket, "--owner", "carl", "--owner-secret-file", secret)
+        consolePid = t.pane()
+        const started = await t.waitFor((s) => s.includes("shell-1 › "), "the console's first prompt")
+        const pid = Number(/\[pid: (\d+)\]/.exec(started)?.[1])
+        expect(await t.line("echo from-the-console-$((6*7))")).toContain("from-the-console-42")
+        t.run("send-keys", "-t", "console", "-l", ":quit")
+        t.run("send-keys", "-t", "console", "Enter")
+        await t.waitFor((s) => s.includes("leaving: the daemon keeps owner carl's sessions"), "the console to leave")
+        await t.stop(consolePid)
+        consolePid = undefined
+        // the daemon kept carl's shell: the console's own process is gone, not the terminal
+        expect(alive(pid)).toBe(true)
+        const mcp = await connectMcp(home.env, ["--daemon", "--owner", "carl", "--owner-secret-file", secret])
+        const listed = await mcp.call("terminal_list")
+        expect(listed.sessions.map((session: { pid: number }) => session.pid)).toEqual([pid])
+        const read = await mcp.call("terminal_read", { sessionId: listed.sessions[0].sessionId })
+        expect(read.text).toContain("from-the-console-42")
+        await mcp.client.close()
+      } finally {
+        await t.stop(consolePid)
+        await daemon.stop()
+        home.dispose()
+      }
+    }
+  )
 })

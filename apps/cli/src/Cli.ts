@@ -1,11 +1,13 @@
 /**
- * The `agent-terminal` command line: `demo`, `mcp`, `console`, `bench`.
+ * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `bench`.
  */
 import { Command } from "@effect/cli"
 import * as Bench from "./bench/Bench.js"
 import * as Console from "./Console.js"
+import * as Daemon from "./Daemon.js"
 import * as Demo from "./Demo.js"
 import * as Mcp from "./Mcp.js"
+import * as Serve from "./Serve.js"
 
 const demo = Command.make(
   "demo",
@@ -15,13 +17,29 @@ const demo = Command.make(
   Command.withDescription("Show a persistent bash session driven the way an agent drives it.")
 )
 
-const mcp = Command.make("mcp", Mcp.mcpOptions, Mcp.run).pipe(
+const mcp = Command.make(
+  "mcp",
+  { ...Mcp.mcpOptions, ...Daemon.clientOptions, auto: Daemon.autoArgument },
+  Mcp.run
+).pipe(
   Command.withDescription(
-    "Serve the terminal tools over MCP: on stdio (logs go to stderr), or over Streamable HTTP at /mcp with --http."
+    "Serve the terminal tools over MCP: on stdio (logs go to stderr), or over Streamable HTTP at /mcp with --http. " +
+      "With --daemon the terminals live in the daemon (agent-terminal serve) and outlive this process."
   )
 )
 
-const console = Command.make("console", Console.options, Console.run).pipe(
+const serve = Command.make("serve", Serve.options, Serve.run).pipe(
+  Command.withDescription(
+    "Run the daemon: one process that owns the terminals, serves them on a Unix socket to mcp --daemon, the " +
+      "console and Effect programs (RemoteTerminal.layer), and with --http over MCP Streamable HTTP too."
+  )
+)
+
+const console = Command.make(
+  "console",
+  { ...Console.options, ...Daemon.clientOptions, auto: Daemon.autoArgument },
+  Console.run
+).pipe(
   Command.withDescription(
     "Drive a terminal session by hand through the same tool calls a model makes, and see what it would see."
   )
@@ -29,7 +47,7 @@ const console = Command.make("console", Console.options, Console.run).pipe(
 
 const root = Command.make("agent-terminal").pipe(
   Command.withDescription("Persistent, interactive terminal sessions for AI agents."),
-  Command.withSubcommands([demo, mcp, console, Bench.command])
+  Command.withSubcommands([demo, mcp, serve, console, Bench.command])
 )
 
 /** Run the CLI with the process's arguments. */

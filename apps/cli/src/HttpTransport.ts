@@ -3,7 +3,8 @@
  * environment fallback) and the server they describe — `McpHttp` at `/mcp` behind `HttpGuard` (the bearer
  * token, `Host`, `Origin`, body bound) on a Node server with `HttpListener`'s limits.
  */
-import type { PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import type { Exec, PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import type { Bubblewrap } from "@agent-terminal/node"
 import { Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -220,12 +221,14 @@ export const loadToken = (options: HttpOptions) =>
     stateDir: HttpToken.defaultStateDir()
   }).pipe(Effect.mapError((error): Invalid => ({ field: "token", message: error.message })))
 
-/** Serve MCP over HTTP until interrupted. */
-export const serve = <E>(
+/**
+ * MCP over Streamable HTTP at `/mcp`, behind the guard, over whatever provides the terminal services: what
+ * `mcp --http` serves in-process and `serve --http` serves from the daemon's terminals.
+ */
+export const layer = (
   settings: TerminalConfig.TerminalConfig,
   http: HttpSettings,
   token: HttpToken.Loaded,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime, E>,
   serverInfo: { readonly name: string; readonly version: string }
 ) => {
   const announce = Layer.effectDiscard(
@@ -253,16 +256,37 @@ export const serve = <E>(
       maxBodyBytes: http.maxBodyBytes
     })
   )
-  const server = HttpListener.withServerTracing(
+  return HttpListener.withServerTracing(
     HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true })
   ).pipe(
     Layer.merge(announce),
+    Layer.merge(Layer.effectDiscard(
+      Console.error(`agent-terminal: ${HttpToken.describe(token.source)}`).pipe(
+        Effect.zipRight(warn)
+      )
+    )),
     Layer.provide(Handlers.layer),
-    Layer.provide(terminals),
     Layer.provide(NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host }))
   )
-  return Console.error(`agent-terminal: ${HttpToken.describe(token.source)}`).pipe(
-    Effect.zipRight(warn),
-    Effect.zipRight(Layer.launch(server))
-  )
 }
+
+/** Serve MCP over HTTP until interrupted. */
+export const serve = <E>(
+  settings: TerminalConfig.TerminalConfig,
+  http: HttpSettings,
+  token: HttpToken.Loaded,
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
+  serverInfo: { readonly name: string; readonly version: string }
+) => Layer.launch(layer(settings, http, token, serverInfo).pipe(Layer.provide(terminals)))
+
+/**
+ * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox
+ * masks anyway; a `--token-file` elsewhere would be readable by a session that can read the host's files.
+ */
+export const hidingToken = (
+  sandbox: Bubblewrap.Options | undefined,
+  token: HttpToken.Loaded
+): Bubblewrap.Options | undefined =>
+  sandbox === undefined || token.source._tag !== "File"
+    ? sandbox
+    : { ...sandbox, denyRead: [...(sandbox.denyRead ?? []), token.source.path] }

@@ -6,9 +6,17 @@
  * Settings come from the command line, each with an `AGENT_TERMINAL_*` environment fallback, and are
  * validated once at startup: an invalid one is printed on stderr, naming the field, and the exit code is 2.
  */
-import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
-import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
-import { Handlers, type HttpToken, McpStdio } from "@agent-terminal/tools"
+import {
+  type Exec,
+  Ids,
+  type PtyService,
+  Sandbox,
+  ShellDialects,
+  type TaskRuntime,
+  TerminalConfig
+} from "@agent-terminal/core"
+import { Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
+import { Handlers, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -18,6 +26,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as Daemon from "./Daemon.js"
 import * as HttpTransport from "./HttpTransport.js"
 
 /** The server's name and version as announced in `initialize`. */
@@ -187,6 +196,7 @@ const flags: Record<string, string> = {
   networkTool: "--network-tool / AGENT_TERMINAL_NETWORK_TOOL",
   pidsMax: "--pids-max / AGENT_TERMINAL_PIDS_MAX",
   memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
+  detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
   ...HttpTransport.flags
 }
 
@@ -286,7 +296,16 @@ export const withSandbox = <A, E, R>(
     onRight: use
   })
 
-const refuse = (field: string, message: string) =>
+/** The daemon cannot be used as asked: said on stderr, exit code 1. */
+export const daemonRefused = (message: string) =>
+  Console.error(`agent-terminal: ${message}`).pipe(
+    Effect.zipRight(Effect.sync(() => {
+      process.exitCode = 1
+    }))
+  )
+
+/** Report an invalid setting on stderr (with its flag and environment variable) and set the exit code 2. */
+export const refuse = (field: string, message: string) =>
   Console.error(`agent-terminal: ${message}${flags[field] === undefined ? "" : ` (${flags[field]})`}`).pipe(
     Effect.zipRight(Effect.sync(() => {
       process.exitCode = 2
@@ -303,9 +322,14 @@ export const stderrLogger = Layer.mergeAll(
   Logger.add(Logger.prettyLogger({ stderr: true, colors: false }))
 )
 
-/** The terminal service for these settings on this host (shared by `mcp` and `console`), sandboxed if asked. */
+/**
+ * The terminal service for these settings on this host (shared by `mcp` and `console`), sandboxed if asked;
+ * with a reaper, so the trees end even if this process is killed, and after what dead owners left is reaped.
+ */
 export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
-  NodeTerminal.layer(input, sandbox === undefined ? {} : { sandbox })
+  NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
+    Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers))
+  )
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {
@@ -316,10 +340,9 @@ const stdinClosed = Effect.gen(function*() {
   yield* Deferred.await(closed)
 })
 
-const serveStdioWith = (
+const serveStdioWith = <E>(
   settings: TerminalConfig.TerminalConfig,
-  input: TerminalConfig.TerminalConfigInput,
-  sandbox?: Bubblewrap.Options
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>
 ) => {
   const server = McpStdio.layer({
     ...serverInfo,
@@ -329,7 +352,7 @@ const serveStdioWith = (
     output: process.stdout
   }).pipe(
     Layer.provide(Handlers.layer),
-    Layer.provide(terminalLayer(input, sandbox))
+    Layer.provide(terminals)
   )
   return Effect.raceFirst(Layer.launch(server), stdinClosed)
 }
@@ -337,26 +360,31 @@ const serveStdioWith = (
 /** Serve the terminal tools on stdio until the client disconnects. */
 export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
   TerminalConfig.make(config).pipe(
-    Effect.flatMap((settings) => serveStdioWith(settings, config)),
+    Effect.flatMap((settings) => serveStdioWith(settings, terminalLayer(config))),
     Effect.provide(stderrLogger)
   )
 
-/**
- * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox
- * masks anyway; a `--token-file` elsewhere would be readable by a session that can read the host's files.
- */
-const hidingToken = (
-  sandbox: Bubblewrap.Options | undefined,
-  token: HttpToken.Loaded
-): Bubblewrap.Options | undefined =>
-  sandbox === undefined || token.source._tag !== "File"
-    ? sandbox
-    : { ...sandbox, denyRead: [...(sandbox.denyRead ?? []), token.source.path] }
-
-/** `agent-terminal mcp [--http <port>] [settings…]`. */
-export const run = (options: McpOptions) =>
+/** `agent-terminal mcp [--http <port>] [--daemon [auto]] [settings…]`. */
+export const run = (options: McpOptions & Daemon.ClientOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
+      if (options.daemon) {
+        if (Option.isSome(options.http)) {
+          return refuse(
+            "http",
+            "--http with --daemon: serve MCP over HTTP from the daemon (agent-terminal serve --http)"
+          )
+        }
+        return serveStdioWith(settings, Daemon.remoteLayer(options, input, sandbox, "mcp")).pipe(
+          Effect.catchTags({
+            DaemonUnavailable: (error) => daemonRefused(error.message),
+            ProtocolMismatch: (error) => daemonRefused(error.message),
+            OwnerRejected: (error) => daemonRefused(error.message),
+            SandboxInUse: (error) => daemonRefused(error.message),
+            InvalidConfig: (error) => daemonRefused(error.message)
+          })
+        )
+      }
       const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
       const notice = unconfined
         ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
@@ -365,7 +393,7 @@ export const run = (options: McpOptions) =>
             Bubblewrap.networkOf(sandbox.network)
         )
       const port = given(options.http)
-      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
+      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, terminalLayer(input, sandbox)))
       const http = HttpTransport.settingsFrom(port, options)
       if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
       return HttpTransport.loadToken(options).pipe(
@@ -378,7 +406,7 @@ export const run = (options: McpOptions) =>
                 settings,
                 http.right,
                 token,
-                terminalLayer(input, hidingToken(sandbox, token)),
+                terminalLayer(input, HttpTransport.hidingToken(sandbox, token)),
                 serverInfo
               )
             )

@@ -203,6 +203,28 @@ export class LimitReached extends Schema.TaggedError<LimitReached>("@agent-termi
 }
 
 /**
+ * The session existed in a daemon that has since stopped or died: a terminal does not survive the process
+ * that holds its pty, so it is gone for good (unlike `SessionNotFound`: no such session, ever).
+ *
+ * @since 0.2.0
+ */
+export class SessionLost extends Schema.TaggedError<SessionLost>("@agent-terminal/SessionLost")(
+  "SessionLost",
+  {
+    sessionId: Schema.String,
+    /** When it was lost (ISO 8601): when the daemon stopped, or when it was last seen alive before it died. */
+    lostAt: Schema.String,
+    reason: Schema.Literal("daemon-stopped", "daemon-died")
+  }
+) {
+  override get message() {
+    const how = this.reason === "daemon-stopped" ? "the daemon that held it stopped" : "the daemon that held it died"
+    return `session ${this.sessionId} was lost at ${this.lostAt}: ${how} (a terminal does not outlive its daemon); ` +
+      "open a new session"
+  }
+}
+
+/**
  * Every error a terminal operation can fail with.
  *
  * @since 0.1.0
@@ -221,6 +243,7 @@ export type TerminalError =
   | CleanupFailed
   | TaskNotFound
   | LimitReached
+  | SessionLost
 
 /**
  * The schema of every terminal error, for decoding them on the other side of a wire.
@@ -240,5 +263,6 @@ export const TerminalError = Schema.Union(
   SandboxUnavailable,
   CleanupFailed,
   TaskNotFound,
-  LimitReached
+  LimitReached,
+  SessionLost
 )

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type { HostEnvironment } from "./EnvPolicy.js"
 import {
   type CleanupFailed,
@@ -20,6 +21,7 @@ import {
   type SandboxUnavailable,
   type SendActive,
   type SessionExited,
+  type SessionLost,
   type SessionNotFound,
   type SignalRefused,
   type SpawnFailed
@@ -47,13 +49,15 @@ import type { ShellDialects } from "./ShellDialects.js"
 import type { TaskRuntime } from "./TaskRuntime.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 import * as Validation from "./Validation.js"
+import type { Watch, WatchOptions } from "./Watch.js"
 
 /**
- * Errors of operations on an existing session.
+ * Errors of operations on an existing session. `SessionLost` comes only from a daemon that held the session
+ * before it restarted (`@agent-terminal/daemon`); an in-process service answers `SessionNotFound`.
  *
  * @since 0.1.0
  */
-export type LookupError = SessionNotFound | ForeignSession
+export type LookupError = SessionNotFound | ForeignSession | SessionLost
 
 /**
  * What `cancel` did.
@@ -138,6 +142,17 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
     ) => Effect.Effect<void, Sandbox.SandboxInUse | InvalidConfig>
     /** The sandbox policy an owner's sessions are opened with now. */
     readonly sandboxOf: (owner: OwnerId) => Effect.Effect<Sandbox.Policy>
+    /**
+     * Watch a session (the live view): atomically, a snapshot a browser terminal can be initialised from and
+     * every later chunk of raw output, with no gap and no duplicate, then its exit. Bounded: a watcher that
+     * falls `maxBufferedBytes` behind is dropped (its stream says so and ends); the session never waits for
+     * it. Optional: a service without it (a fake) cannot be watched. The watch ends with the scope.
+     */
+    readonly watch?: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      options?: WatchOptions
+    ) => Effect.Effect<Watch, LookupError, Scope.Scope>
   }
 >() {}
 

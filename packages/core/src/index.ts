@@ -69,3 +69,8 @@ export * as TerminalConfig from "./TerminalConfig.js"
  * @since 0.2.0
  */
 export * as Validation from "./Validation.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Watch from "./Watch.js"

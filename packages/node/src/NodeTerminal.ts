@@ -23,6 +23,7 @@ import * as LinuxInspector from "./LinuxInspector.js"
 import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
 import * as PowerShellDialect from "./PowerShellDialect.js"
+import * as Reaper from "./Reaper.js"
 import * as ZshDialect from "./ZshDialect.js"
 
 /**
@@ -96,16 +97,40 @@ export const layer = (
     readonly sandbox?: Bubblewrap.Options
     /** `sweep`: never a cgroup, always the identity-fenced sweep (default `auto`: a cgroup where possible). */
     readonly containment?: "auto" | "sweep"
+    /**
+     * Start a reaper process that kills every tree this process owns when it dies without running any
+     * handler (SIGKILL, the OOM killer): `Reaper.layerHostExit`. Default `false` (the host-exit guard only).
+     */
+    readonly reaper?: boolean
+    /**
+     * `false`: leave SIGINT, SIGTERM and SIGHUP to the program, which closes its sessions gracefully itself
+     * (the daemon does); trees are still killed at `exit` and, with `reaper`, when the process dies. Default `true`.
+     */
+    readonly killOnSignals?: boolean
   } = {}
 ) =>
-  NodeExec.layerConfig(config, { containment: options.containment }).pipe(
-    Layer.provideMerge(PtyService.layerConfig(config)),
-    Layer.provideMerge(inspectorLayer),
-    Layer.provideMerge(TaskRuntime.layerConfig(config)),
-    Layer.provide(Layer.mergeAll(
-      options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
-      dialectsLayer,
-      hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
-      sandboxLayer(options.sandbox)
-    ))
-  )
+  options.reaper === true
+    ? NodeExec.layerWithoutTeardown.pipe(
+      Layer.provide(TerminalConfig.layer(config)),
+      Layer.provideMerge(PtyService.layerConfig(config)),
+      Layer.provideMerge(inspectorLayer),
+      Layer.provideMerge(TaskRuntime.layerConfig(config)),
+      Layer.provide(Layer.mergeAll(
+        NodePtyBackend.layerWithoutTeardown,
+        dialectsLayer,
+        hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
+        sandboxLayer(options.sandbox)
+      )),
+      Layer.provide(Reaper.layerTeardown(options.containment ?? "auto", { signals: options.killOnSignals }))
+    )
+    : NodeExec.layerConfig(config, { containment: options.containment }).pipe(
+      Layer.provideMerge(PtyService.layerConfig(config)),
+      Layer.provideMerge(inspectorLayer),
+      Layer.provideMerge(TaskRuntime.layerConfig(config)),
+      Layer.provide(Layer.mergeAll(
+        options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
+        dialectsLayer,
+        hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
+        sandboxLayer(options.sandbox)
+      ))
+    )

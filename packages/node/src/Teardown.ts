@@ -204,6 +204,8 @@ export interface TrackedTree {
   /** The root's `startTimeOf`, taken at spawn. */
   readonly startTime: number
   readonly cgroupPath?: string | undefined
+  /** The tree's environment marker (`NAME=value`, see `TREE_MARKER`): finds what left it (the reaper). */
+  readonly marker?: string | undefined
 }
 
 /**
@@ -298,6 +300,25 @@ export interface SessionContainment {
  */
 export const TREE_MARKER = "AGENT_TERMINAL_TREE"
 
+/**
+ * The name of the owner marker in a contained program's environment: `<pid>:<start time>` of the process
+ * that owns the tree, inherited by every descendant, so the next start can find (and reap) what an owner
+ * that died left behind, fenced by the owner's identity (a reused pid is another process).
+ *
+ * @since 0.2.0
+ */
+export const OWNER_MARKER = "AGENT_TERMINAL_OWNER"
+
+/**
+ * This process as an owner: `<pid>:<start time>`, the value of `OWNER_MARKER` in its trees.
+ *
+ * @since 0.2.0
+ */
+export const ownerMark = (): string => {
+  const text = nodeProcReader.stat(process.pid)
+  return `${process.pid}:${(text === undefined ? undefined : parseStat(text)?.startTime) ?? 0}`
+}
+
 const treeMarker = (): string => {
   const bytes = new Uint8Array(12)
   globalThis.crypto.getRandomValues(bytes)
@@ -329,7 +350,8 @@ export const contain = (
           yield* guard.track({
             rootPid: pid,
             startTime: startTime.value,
-            cgroupPath: Option.getOrUndefined(Option.map(session, (s) => s.path))
+            cgroupPath: Option.getOrUndefined(Option.map(session, (s) => s.path)),
+            marker: `${TREE_MARKER}=${marker}`
           })
         }
         const terminate = Option.match(session, {
@@ -347,7 +369,7 @@ export const contain = (
     return {
       kind: Option.isSome(session) ? "cgroup" : "sweep",
       limits: Option.getOrUndefined(Option.map(session, (s) => s.limits)),
-      env: { [TREE_MARKER]: marker },
+      env: { [TREE_MARKER]: marker, [OWNER_MARKER]: ownerMark() },
       cgroup: session,
       wrap: Option.match(session, {
         onNone: () => (file: string, args: ReadonlyArray<string>) => ({ file, args }),

@@ -35,6 +35,10 @@ export * as NodeTerminal from "./NodeTerminal.js"
  */
 export * as PowerShellDialect from "./PowerShellDialect.js"
 /**
+ * @since 0.2.0
+ */
+export * as Reaper from "./Reaper.js"
+/**
  * @since 0.1.0
  */
 export * as Signals from "./Signals.js"

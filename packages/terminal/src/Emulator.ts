@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import { SerializeAddon } from "@xterm/addon-serialize"
 import { Unicode11Addon } from "@xterm/addon-unicode11"
 import xterm from "@xterm/headless"
 import type { Captured, CapturedLine, Position } from "./Capture.js"
@@ -37,6 +38,34 @@ export { Capture, omissionLine }
  * @since 0.1.0
  */
 export type { Captured, Position }
+
+/**
+ * The terminal's state as another xterm.js can be initialised from it (the live view's first frame).
+ *
+ * @since 0.2.0
+ */
+export interface Snapshot {
+  readonly cols: number
+  readonly rows: number
+  /** The screen, its modes and cursor as an escape-sequence stream (xterm.js `SerializeAddon`). */
+  readonly data: string
+  /**
+   * The start of a UTF-8 character the emulator holds undecoded (its last bytes are still to come): write
+   * these bytes after `data`, before the output that follows the snapshot.
+   */
+  readonly pending: Uint8Array
+}
+
+/** How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet. */
+const incompleteTail = (bytes: Uint8Array): number => {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!
+    if ((byte & 0xc0) === 0x80) continue
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    return length > back ? back : 0
+  }
+  return 0
+}
 
 /**
  * @since 0.1.0
@@ -134,6 +163,9 @@ export class Emulator {
   #scrolls = 0
   #faults = 0
   #lastFault: string | undefined
+  /** The last bytes written (not copied): where an undecoded character's start is, for `snapshot`. */
+  #lastBytes: Uint8Array | undefined
+  #serializer: SerializeAddon | undefined
 
   constructor(options: EmulatorOptions, hooks: EmulatorHooks) {
     this.log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
@@ -197,6 +229,7 @@ export class Emulator {
    * and the log are up to date. Bytes are decoded as a UTF-8 stream; a string is taken as decoded text.
    */
   write(data: string | Uint8Array): void {
+    if (typeof data !== "string") this.#lastBytes = data
     const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true })
     if (text.length > 0) {
       try {
@@ -351,6 +384,22 @@ export class Emulator {
       cursor: { row: buffer.cursorY, col: buffer.cursorX },
       alternate: buffer.type === "alternate"
     }
+  }
+
+  /**
+   * The terminal as it is now, for another xterm.js to start from: taken between two writes (parsing is
+   * synchronous), so the output written after it continues it exactly.
+   */
+  snapshot(): Snapshot {
+    this.#serializer ??= this.#load(new SerializeAddon())
+    const last = this.#lastBytes
+    const pending = last === undefined ? new Uint8Array(0) : last.slice(last.length - incompleteTail(last))
+    return { cols: this.#terminal.cols, rows: this.#terminal.rows, data: this.#serializer.serialize(), pending }
+  }
+
+  #load<A extends xterm.ITerminalAddon>(addon: A): A {
+    this.#terminal.loadAddon(addon)
+    return addon
   }
 
   resize(cols: number, rows: number): void {

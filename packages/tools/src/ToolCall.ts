@@ -124,8 +124,19 @@ export const failureOutcome = (
   }
 }
 
-const defectOutcome = (cause: Cause.Cause<unknown>, maxBytes: number) =>
-  failureOutcome({ _tag: "InternalError", message: Cause.pretty(cause) }, maxBytes)
+/**
+ * A defect that is a tagged error (the daemon's `DaemonUnavailable` when its connection is gone) is shown as
+ * that error, without a stack trace; anything else is an internal error, in full.
+ */
+const defectOutcome = (cause: Cause.Cause<unknown>, maxBytes: number) => {
+  const defect = Cause.squash(cause) as { readonly _tag?: unknown; readonly message?: unknown } | undefined
+  return failureOutcome(
+    typeof defect?._tag === "string" && typeof defect.message === "string"
+      ? { _tag: defect._tag, message: defect.message }
+      : { _tag: "InternalError", message: Cause.pretty(cause) },
+    maxBytes
+  )
+}
 
 interface Compiled {
   readonly decode: (payload: unknown) => Either.Either<unknown, Errors.InvalidInput>

@@ -9,6 +9,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { close } from "./Close.js"
 import { concurrency } from "./Concurrency.js"
+import { daemon } from "./Daemon.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
@@ -36,7 +37,8 @@ export const groups: ReadonlyArray<Group> = [
   idle,
   transcript,
   mcpPath,
-  sandbox
+  sandbox,
+  daemon
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

@@ -27,6 +27,7 @@ import { shellOf, typeStartupInput } from "./shells.js"
 import { ShellState } from "./shellState.js"
 import { SendSlot } from "./slot.js"
 import { Activity } from "./wake.js"
+import { Watchers } from "./watchers.js"
 
 /** How long a close waits for the output to drain and a waiting send to settle before it moves on. */
 const RELEASE_GRACE_MS = 2_000
@@ -123,8 +124,10 @@ const start = (
       activity: new Activity(deps.timers),
       slot: new SendSlot(),
       drained: yield* Deferred.make<ExitStatus>(),
-      exit: undefined
+      exit: undefined,
+      watchers: new Watchers()
     }
+    yield* Scope.addFinalizer(scope, Effect.sync(() => runtime.watchers.end()))
     yield* startReader(runtime, replies).pipe(Scope.extend(scope))
     const spawnedAt = deps.timers.now()
     const baseline = launch.startupInput === undefined

@@ -31,6 +31,7 @@ export const startReader = (
     const parse = (piece: Uint8Array) => {
       const faults = emulator.faults
       activity.bytes += piece.length
+      session.watchers.output(piece) // raw bytes in parse order: a watch's snapshot is continued exactly
       try {
         emulator.write(piece)
       } catch (error) {
@@ -125,6 +126,7 @@ export const startReader = (
         Effect.sync(() => {
           session.exit = status
           activity.notify()
+          session.watchers.exited(status) // after all the output
         })
       ),
       Effect.flatMap((status) => Deferred.succeed(session.drained, status)),

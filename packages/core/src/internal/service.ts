@@ -20,9 +20,10 @@ import type { ReadRequest, SessionInfo, SignalName } from "../Session.js"
 import { ShellDialects } from "../ShellDialects.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
+import type { WatchOptions } from "../Watch.js"
 import { close, closeAll, open } from "./lifecycle.js"
 import { send } from "./send.js"
-import { infoOf, type SessionRuntime } from "./session.js"
+import { infoOf, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup, makeSessions, policyOf } from "./sessions.js"
 import { tracedWhenSeen } from "./tracing.js"
 import { makeTimers } from "./wake.js"
@@ -160,6 +161,11 @@ export const make: Effect.Effect<
         { discard: true }
       ),
     configureSandbox: configureSandbox(deps),
-    sandboxOf: (owner) => Effect.sync(() => policyOf(deps, owner))
+    sandboxOf: (owner) => Effect.sync(() => policyOf(deps, owner)),
+    watch: (owner: OwnerId, id: SessionId, options?: WatchOptions) =>
+      Effect.flatMap(
+        lookup(deps, owner, id),
+        (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)
+      )
   } satisfies Context.Tag.Service<typeof PtyService>
 })

@@ -13,6 +13,7 @@ import type { TerminalConfig } from "../TerminalConfig.js"
 import type { ShellState } from "./shellState.js"
 import type { SendSlot } from "./slot.js"
 import type { Activity } from "./wake.js"
+import type { Watchers } from "./watchers.js"
 
 /** Everything the service holds for one open session. */
 export interface SessionRuntime {
@@ -36,6 +37,8 @@ export interface SessionRuntime {
   /** Completes once the program exited and all its output was read. */
   readonly drained: Deferred.Deferred<ExitStatus>
   exit: ExitStatus | undefined
+  /** Watches of the session (the live view), fed by the reader as it parses (`PtyService.watch`). */
+  readonly watchers: Watchers
 }
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>

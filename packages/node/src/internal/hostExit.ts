@@ -104,7 +104,12 @@ export interface Registry {
  * signal our listeners step aside first; if no other listener is left the signal is raised again, so its
  * default action (ending the host) still happens.
  */
-export const makeRegistry = (host: HostProcess, killTrees: (trees: ReadonlyArray<TrackedTree>) => void): Registry => {
+export const makeRegistry = (
+  host: HostProcess,
+  killTrees: (trees: ReadonlyArray<TrackedTree>) => void,
+  // false: the program ends its trees itself on a signal (the daemon closes them gracefully); `exit` still kills
+  options: { readonly signals?: boolean } = {}
+): Registry => {
   const trees = new Set<{ readonly tree: TrackedTree }>()
   let onExitInstalled = false
   let onSignalInstalled = false
@@ -139,7 +144,7 @@ export const makeRegistry = (host: HostProcess, killTrees: (trees: ReadonlyArray
       onExitInstalled = true
       host.on("exit", onExit)
     }
-    if (!onSignalInstalled) {
+    if (!onSignalInstalled && options.signals !== false) {
       onSignalInstalled = true
       for (const signal of SIGNALS) host.on(signal, onSignal)
     }

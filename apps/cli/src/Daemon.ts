@@ -1,0 +1,205 @@
+/**
+ * The client side of the daemon for `mcp --daemon` and `console --daemon`: the options (`--daemon`,
+ * `--socket`, `--owner`, the owner's secret), the remote layer over them, and `--daemon auto`, which starts
+ * the daemon detached when none answers (the way tmux starts its server) and waits until it does.
+ */
+import { Errors, PtyService, type TerminalConfig } from "@agent-terminal/core"
+import { Paths, Protocol, RemoteTerminal } from "@agent-terminal/daemon"
+import { Bubblewrap } from "@agent-terminal/node"
+import { Args, Options } from "@effect/cli"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const text = (flag: string, env: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(`${description} Environment: ${env}.`),
+    Options.withFallbackConfig(Config.string(env)),
+    Options.optional
+  )
+
+/** The socket option, shared with `serve`. */
+export const socketOption = text(
+  "socket",
+  "AGENT_TERMINAL_SOCKET",
+  "The daemon's Unix socket (default $XDG_RUNTIME_DIR/agent-terminal/agent-terminal.sock, else " +
+    "~/.agent-terminal/agent-terminal.sock)."
+)
+
+/** The options of a client of the daemon. */
+export const clientOptions = {
+  daemon: Options.boolean("daemon").pipe(
+    Options.withDescription(
+      "Use the terminals of the agent-terminal daemon (agent-terminal serve) instead of in-process ones: they " +
+        "outlive this process. `--daemon auto` starts the daemon (detached) when none answers."
+    )
+  ),
+  socket: socketOption,
+  owner: text(
+    "owner",
+    "AGENT_TERMINAL_OWNER",
+    "With --daemon: act as this named owner, whose terminals survive a reconnect (default: anonymous, whose " +
+      "terminals close with the connection)."
+  ),
+  ownerSecretFile: text(
+    "owner-secret-file",
+    "AGENT_TERMINAL_OWNER_SECRET_FILE",
+    "The owner's secret, read from this file (or AGENT_TERMINAL_OWNER_SECRET). Without one, a secret the " +
+      "daemon issues is kept in ~/.agent-terminal/owners/<owner>.secret (0600) and used from there."
+  )
+}
+
+/** `auto` after `--daemon`: start the daemon when none answers. */
+export const autoArgument = Args.choice([["auto", "auto" as const]], { name: "auto" }).pipe(
+  Args.withDescription("With --daemon: start the daemon (detached) when none answers."),
+  Args.optional
+)
+
+type Parsed<O> = O extends Options.Options<infer A> ? A : never
+
+/** The client options, as parsed. */
+export type ClientOptions =
+  & { readonly [K in keyof typeof clientOptions]: Parsed<(typeof clientOptions)[K]> }
+  & { readonly auto?: Option.Option<"auto"> }
+
+const answers = (socket: string) =>
+  Effect.async<boolean>((resume) => {
+    const connection = net.createConnection({ path: socket })
+    connection.once("connect", () => {
+      connection.destroy()
+      resume(Effect.succeed(true))
+    })
+    connection.once("error", () => resume(Effect.succeed(false)))
+    return Effect.sync(() => connection.destroy())
+  })
+
+/** The settings of the client, as the environment variables a daemon it starts reads them from. */
+const settingsEnv = (input: TerminalConfig.TerminalConfigInput): Record<string, string> => {
+  const names: Record<string, string> = {
+    timeoutMs: "AGENT_TERMINAL_TIMEOUT_MS",
+    idleSilenceMs: "AGENT_TERMINAL_IDLE_SILENCE_MS",
+    openTimeoutMs: "AGENT_TERMINAL_OPEN_TIMEOUT_MS",
+    disposeGraceMs: "AGENT_TERMINAL_DISPOSE_GRACE_MS",
+    maxResultBytes: "AGENT_TERMINAL_MAX_RESULT_BYTES",
+    maxReadBytes: "AGENT_TERMINAL_MAX_READ_BYTES",
+    scrollbackLines: "AGENT_TERMINAL_SCROLLBACK_LINES",
+    scrollbackMaxBytes: "AGENT_TERMINAL_SCROLLBACK_MAX_BYTES",
+    cols: "AGENT_TERMINAL_COLS",
+    rows: "AGENT_TERMINAL_ROWS",
+    shell: "AGENT_TERMINAL_SHELL",
+    defaultCwd: "AGENT_TERMINAL_CWD"
+  }
+  return Object.fromEntries(
+    Object.entries(input).flatMap(([key, value]) =>
+      names[key] === undefined || value === undefined ? [] : [[names[key], String(value)]]
+    )
+  )
+}
+
+/**
+ * Start `agent-terminal serve` on `socket`, detached (its own session; its log in the state directory), unless a
+ * daemon answers there already; then wait until one answers. Two clients starting one at once are fine: the
+ * second daemon finds the socket taken and exits.
+ */
+export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfigInput) =>
+  Effect.gen(function*() {
+    if (yield* answers(socket)) return
+    const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), "bin.js")
+    const logFile = path.join(Paths.stateDir(), "daemon.log")
+    fs.mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 })
+    yield* Effect.logInfo(`agent-terminal: starting the daemon on ${socket} (log: ${logFile})`)
+    const child = spawn(process.execPath, [bin, "serve", "--socket", socket, "--log-file", logFile], {
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, ...settingsEnv(input) }
+    })
+    child.unref()
+    const up = yield* answers(socket).pipe(
+      Effect.repeat({ until: (ok) => ok, schedule: Schedule.passthrough(Schedule.spaced(50)) }),
+      Effect.timeoutOption(20_000)
+    )
+    if (Option.isNone(up)) {
+      return yield* new Protocol.DaemonUnavailable({
+        socket,
+        reason: `the daemon started for it did not answer within 20 s (see ${logFile})`
+      })
+    }
+  })
+
+const readSecret = (file: string): string | undefined => {
+  try {
+    const secret = fs.readFileSync(file, "utf8").trim()
+    return secret === "" ? undefined : secret
+  } catch {
+    return undefined
+  }
+}
+
+/** The owner credential the options and the environment give, and where an issued secret is kept. */
+export const credentialOf = (options: ClientOptions) => {
+  const name = Option.getOrUndefined(options.owner)
+  if (name === undefined) return { owner: undefined, keep: undefined }
+  const configured = Option.getOrUndefined(options.ownerSecretFile)
+  const secret = configured !== undefined
+    ? readSecret(configured)
+    : process.env.AGENT_TERMINAL_OWNER_SECRET || readSecret(Paths.ownerSecretPath(name))
+  const keep = configured === undefined && process.env.AGENT_TERMINAL_OWNER_SECRET === undefined
+    ? Paths.ownerSecretPath(name)
+    : undefined
+  return { owner: { name, ...(secret === undefined ? {} : { secret }) }, keep }
+}
+
+const keepSecret = (file: string) => (secret: string) =>
+  Effect.sync(() => {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 })
+  }).pipe(Effect.zipRight(Effect.logInfo(`agent-terminal: the daemon issued this owner's secret; kept in ${file}`)))
+
+/**
+ * The terminal services of the daemon (`PtyService`, `TaskRuntime`, `Exec`) for these options: the daemon is
+ * started first with `--daemon auto`; the owner's sandbox policy is set when sandbox options were given.
+ */
+export const remoteLayer = (
+  options: ClientOptions,
+  input: TerminalConfig.TerminalConfigInput,
+  sandbox: Bubblewrap.Options | undefined,
+  client: string
+) => {
+  const socket = Option.getOrElse(options.socket, () => Paths.socketPath())
+  const { keep, owner } = credentialOf(options)
+  const auto = options.auto !== undefined && Option.isSome(options.auto)
+  const remote = RemoteTerminal.layer({
+    socket,
+    owner,
+    client,
+    ...(keep === undefined ? {} : { onIssuedSecret: keepSecret(keep) })
+  })
+  const started = auto ? Layer.effectDiscard(ensureDaemon(socket, input)) : Layer.empty
+  const configured = sandbox === undefined ? Layer.empty : Layer.effectDiscard(
+    Effect.gen(function*() {
+      // The masks and the network tool are the daemon's own bubblewrap settings, not an owner's policy: asked
+      // for here they would silently not apply, so they are refused.
+      if ((sandbox.denyRead ?? []).length > 0 || sandbox.networkTool !== undefined) {
+        return yield* new Errors.InvalidConfig({
+          field: (sandbox.denyRead ?? []).length > 0 ? "denyRead" : "networkTool",
+          reason: "with --daemon it is the daemon's setting: give it to agent-terminal serve"
+        })
+      }
+      const pty = yield* PtyService.PtyService
+      const connected = yield* RemoteTerminal.Connected
+      yield* pty.configureSandbox(connected.owner, {
+        mode: sandbox.mode,
+        network: Bubblewrap.networkOf(sandbox.network),
+        ...(sandbox.workspace === undefined ? {} : { workspace: sandbox.workspace })
+      })
+    })
+  )
+  return Layer.provideMerge(configured, remote).pipe(Layer.provide(started))
+}

@@ -1,0 +1,134 @@
+/**
+ * `agent-terminal serve`: the daemon. It owns the terminals, tasks and one-shot runs (the same services as
+ * `mcp` in-process, with a reaper behind them), serves the protocol on its Unix socket, and with `--http`
+ * also MCP over Streamable HTTP from the same terminals. It logs to stderr, or to `--log-file`, never to a
+ * terminal it owns. SIGTERM (or SIGINT) closes every terminal gracefully, then it exits. At every start it
+ * first ends what dead owners left behind, and says what it reaped.
+ */
+import { DaemonServer, Paths, TerminalRegistry } from "@agent-terminal/daemon"
+import { type Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
+import { Options } from "@effect/cli"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Daemon from "./Daemon.js"
+import * as HttpTransport from "./HttpTransport.js"
+import * as Mcp from "./Mcp.js"
+
+/** The options of `agent-terminal serve`. */
+export const options = {
+  ...Mcp.settingsOptions,
+  ...Mcp.sandboxOptions,
+  ...HttpTransport.httpOptions,
+  socket: Daemon.socketOption,
+  detachedTtl: Options.integer("detached-ttl").pipe(
+    Options.withDescription(
+      "Keep a named owner's terminals this long after its last client went, then close them with their whole " +
+        "tree (ms; default 1800000). Environment: AGENT_TERMINAL_DETACHED_TTL_MS."
+    ),
+    Options.withFallbackConfig(Config.integer("AGENT_TERMINAL_DETACHED_TTL_MS")),
+    Options.optional
+  ),
+  logFile: Options.text("log-file").pipe(
+    Options.withDescription("Append the log to this file instead of stderr. Environment: AGENT_TERMINAL_LOG_FILE."),
+    Options.withFallbackConfig(Config.string("AGENT_TERMINAL_LOG_FILE")),
+    Options.optional
+  )
+}
+
+type Parsed<O> = O extends Options.Options<infer A> ? A : never
+
+/** The options, as parsed. */
+export type ServeOptions = { readonly [K in keyof typeof options]: Parsed<(typeof options)[K]> }
+
+/** Log lines appended to `file` (logfmt), and nothing to stdout or stderr. */
+const fileLogger = (file: string) => {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+  const fd = fs.openSync(file, "a", 0o600)
+  return Layer.mergeAll(
+    Logger.remove(Logger.defaultLogger),
+    Logger.remove(Logger.prettyLoggerDefault),
+    Logger.add(Logger.map(Logger.logfmtLogger, (line) => fs.writeSync(fd, `${line}\n`)))
+  )
+}
+
+/** The token of `--http` cannot be loaded (a loose token file, two sources…). */
+class InvalidToken extends Data.TaggedError("InvalidToken")<{ readonly message: string }> {}
+
+/** The HTTP settings the options ask for (`None` without `--http`). */
+const httpOf = (parsed: ServeOptions) => {
+  const port = Option.getOrUndefined(parsed.http)
+  return port === undefined
+    ? Either.right(Option.none<HttpTransport.HttpSettings>())
+    : Either.map(HttpTransport.settingsFrom(port, parsed), Option.some)
+}
+
+/** `agent-terminal serve [--socket P] [--http PORT] [--detached-ttl MS] [--log-file F] [settings…]`. */
+export const run = (parsed: ServeOptions) => {
+  const logger = Option.match(parsed.logFile, { onNone: () => Mcp.stderrLogger, onSome: fileLogger })
+  return Mcp.withSettings(
+    parsed,
+    (settings, input) =>
+      Mcp.withSandbox(parsed, (sandbox) =>
+        Either.match(httpOf(parsed), {
+          onLeft: (invalid) => Mcp.refuse(invalid.field, invalid.message),
+          onRight: (http) => {
+            const detachedTtlMs = Option.getOrUndefined(parsed.detachedTtl)
+            if (detachedTtlMs !== undefined && !(detachedTtlMs > 0)) {
+              return Mcp.refuse(
+                "detachedTtl",
+                `invalid configuration detachedTtl: must be positive, got ${detachedTtlMs}`
+              )
+            }
+            const socket = Option.getOrElse(parsed.socket, () => Paths.socketPath())
+            // SIGTERM is the daemon's to handle (every terminal closed gracefully); the reaper covers its death.
+            // Always bubblewrap (no confinement by default): an owner's client may ask for its sessions to be
+            // confined (`mcp --daemon --sandbox …` sets the owner's policy), as an embedding application would.
+            const daemon = DaemonServer.layer({ socket, detachedTtlMs })
+            const registry = TerminalRegistry.layerSqlite({ filename: Paths.databasePath() })
+            const unconfined: Bubblewrap.Options = sandbox ?? { mode: "danger-full-access", network: "host" }
+            const terminalsWith = (confined: Bubblewrap.Options) =>
+              Layer.merge(
+                NodeTerminal.layer(input, { sandbox: confined, reaper: true, killOnSignals: false }),
+                registry
+              )
+            const app = Option.match(http, {
+              onNone: () => Effect.succeed(Layer.launch(daemon.pipe(Layer.provide(terminalsWith(unconfined))))),
+              onSome: (http) =>
+                HttpTransport.loadToken(parsed).pipe(
+                  Effect.mapError((invalid) => new InvalidToken({ message: invalid.message })),
+                  Effect.map((token) =>
+                    Layer.launch(
+                      Layer.merge(daemon, HttpTransport.layer(settings, http, token, Mcp.serverInfo)).pipe(
+                        Layer.provide(terminalsWith(HttpTransport.hidingToken(unconfined, token) ?? unconfined))
+                      )
+                    )
+                  )
+                )
+            })
+            const stop = (message: string) =>
+              Console.error(`agent-terminal serve: ${message}`).pipe(
+                Effect.zipRight(Option.isSome(parsed.logFile) ? Effect.logError(message) : Effect.void),
+                Effect.zipRight(Effect.sync(() => {
+                  process.exitCode = 1
+                }))
+              )
+            return Reaper.reapLeftovers.pipe(
+              Effect.zipRight(Effect.flatten(app)),
+              Effect.catchTags({
+                SocketUnavailable: (error) => stop(error.message),
+                RegistryError: (error) => stop(error.message),
+                InvalidToken: (error) => Mcp.refuse("token", `agent-terminal cannot start: ${error.message}`)
+              })
+            )
+          }
+        }))
+  ).pipe(Effect.provide(logger))
+}

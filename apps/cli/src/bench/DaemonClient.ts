@@ -1,0 +1,40 @@
+/**
+ * A client of the daemon in a process of its own (forked by the `daemon` group), holding nothing but the
+ * remote layer, as `mcp --daemon` does: it opens a shell in the daemon at `argv[2]` and, for each IPC message
+ * `{ n }`, sends `true` n times and reports the round trips' wall times.
+ */
+import { Ids, PtyService } from "@agent-terminal/core"
+import { RemoteTerminal } from "@agent-terminal/daemon"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+const owner = Ids.OwnerId.make("bench-client")
+
+const program = Effect.gen(function*() {
+  const pty = yield* Effect.provide(
+    PtyService.PtyService,
+    yield* Layer.build(RemoteTerminal.layer({ socket: process.argv[2]!, client: "bench" }))
+  )
+  const id = Ids.SessionId.make((yield* pty.open(owner, { name: "roundtrip" })).sessionId)
+  // warm both ends (JIT) before anything is measured
+  for (let i = 0; i < 300; i++) yield* pty.send(owner, id, { text: "true" })
+  process.send!({ ready: true })
+  while (true) {
+    const n = yield* Effect.async<number | undefined>((resume) => {
+      process.once("message", (message: { readonly n?: number }) => resume(Effect.succeed(message.n)))
+    })
+    if (n === undefined) return
+    const samples: Array<number> = []
+    for (let i = 0; i < n; i++) {
+      const started = performance.now()
+      yield* pty.send(owner, id, { text: "true" })
+      samples.push(performance.now() - started)
+    }
+    process.send!({ samples })
+  }
+})
+
+Effect.runPromise(Effect.scoped(program)).then(() => process.exit(0), (error) => {
+  process.stderr.write(`bench daemon client: ${String(error)}\n`)
+  process.exit(1)
+})

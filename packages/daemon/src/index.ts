@@ -1,0 +1,24 @@
+/**
+ * @since 0.2.0
+ */
+export * as Credentials from "./Credentials.js"
+/**
+ * @since 0.2.0
+ */
+export * as DaemonServer from "./DaemonServer.js"
+/**
+ * @since 0.2.0
+ */
+export * as Paths from "./Paths.js"
+/**
+ * @since 0.2.0
+ */
+export * as Protocol from "./Protocol.js"
+/**
+ * @since 0.2.0
+ */
+export * as RemoteTerminal from "./RemoteTerminal.js"
+/**
+ * @since 0.2.0
+ */
+export * as TerminalRegistry from "./TerminalRegistry.js"

@@ -1,0 +1,101 @@
+import { Ids, PtyService } from "@agent-terminal/core"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as RpcClient from "@effect/rpc/RpcClient"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as path from "node:path"
+import { Protocol, RemoteTerminal } from "../src/index.js"
+import { daemonLayer, tempDir } from "./support.js"
+
+const withDaemon = Effect.gen(function*() {
+  const dir = yield* tempDir
+  const socket = path.join(dir, "d.sock")
+  yield* Layer.build(daemonLayer(socket))
+  return socket
+})
+
+/** A client of the protocol that never says Hello. */
+const rawClient = (socket: string) =>
+  Effect.gen(function*() {
+    const protocol = yield* Layer.build(
+      RpcClient.layerProtocolSocket({ retryTransientErrors: false, retrySchedule: Schedule.recurs(0) }).pipe(
+        Layer.provide(NodeSocket.layerNet({ path: socket })),
+        Layer.provide(RpcSerialization.layerMsgPack)
+      )
+    )
+    return yield* RpcClient.make(Protocol.DaemonRpcs, { disableTracing: true }).pipe(Effect.provide(protocol))
+  })
+
+describe("the handshake", () => {
+  it.scopedLive("a client of another protocol version is refused with both versions named", () =>
+    Effect.gen(function*() {
+      const socket = yield* withDaemon
+      const error = yield* RemoteTerminal.connect({ socket, protocolVersion: Protocol.PROTOCOL_VERSION + 1 }).pipe(
+        Effect.flip
+      )
+      expect(error).toBeInstanceOf(Protocol.ProtocolMismatch)
+      expect(error.message).toBe(
+        `protocol mismatch: this client speaks agent-terminal protocol ${Protocol.PROTOCOL_VERSION + 1}, the daemon ` +
+          `speaks ${Protocol.PROTOCOL_VERSION}; run a client and a daemon of the same version (restart the daemon after ` +
+          "an upgrade)"
+      )
+    }))
+
+  it.scopedLive("nothing runs on a connection that has not said Hello", () =>
+    Effect.gen(function*() {
+      const socket = yield* withDaemon
+      const client = yield* rawClient(socket)
+      const refused = yield* client.Open({ request: {} }).pipe(Effect.flip)
+      expect(refused._tag).toBe("HandshakeRequired")
+      expect(yield* client.List({}).pipe(Effect.flip)).toMatchObject({ _tag: "HandshakeRequired" })
+    }))
+
+  it.scopedLive("a new named owner without a secret gets one issued once; a wrong or missing one is refused", () =>
+    Effect.gen(function*() {
+      const socket = yield* withDaemon
+      const issued: Array<string> = []
+      const first = yield* RemoteTerminal.connect({
+        socket,
+        owner: { name: "alice" },
+        onIssuedSecret: (secret) => Effect.sync(() => issued.push(secret))
+      })
+      expect(first.hello.owner).toBe("owner:alice")
+      expect(issued).toHaveLength(1)
+      expect(first.hello.issuedSecret).toBe(issued[0])
+      const again = yield* RemoteTerminal.connect({ socket, owner: { name: "alice", secret: issued[0]! } })
+      expect(again.hello).toMatchObject({ owner: "owner:alice" })
+      expect(again.hello.issuedSecret).toBeUndefined()
+      const wrong = yield* RemoteTerminal.connect({ socket, owner: { name: "alice", secret: "x".repeat(43) } }).pipe(
+        Effect.flip
+      )
+      expect(wrong).toMatchObject({ _tag: "OwnerRejected", reason: "the secret does not match" })
+      const missing = yield* RemoteTerminal.connect({ socket, owner: { name: "alice" } }).pipe(Effect.flip)
+      expect(missing).toMatchObject({ _tag: "OwnerRejected", reason: "this owner exists: give its secret" })
+      const configured = yield* RemoteTerminal.connect({
+        socket,
+        owner: { name: "bob", secret: "bob-chose-this-secret" }
+      })
+      expect(configured.hello.issuedSecret).toBeUndefined()
+    }))
+
+  it.scopedLive("the remote layer acts as its connection's owner, whatever owner a call names", () =>
+    Effect.gen(function*() {
+      const socket = yield* withDaemon
+      const alice = yield* Layer.build(
+        RemoteTerminal.layer({ socket, owner: { name: "alice", secret: "s".repeat(16) } })
+      )
+      const mallory = yield* Layer.build(RemoteTerminal.layer({ socket }))
+      const ptyA = yield* Effect.provide(PtyService.PtyService, alice)
+      const ptyM = yield* Effect.provide(PtyService.PtyService, mallory)
+      const opened = yield* ptyA.open(Ids.OwnerId.make("whoever"), {})
+      // naming alice's owner id does not make the anonymous connection alice
+      const stolen = yield* ptyM.read(Ids.OwnerId.make("owner:alice"), Ids.SessionId.make(opened.sessionId), {})
+        .pipe(Effect.flip)
+      expect(stolen._tag).toBe("ForeignSession")
+      expect(yield* ptyM.list(Ids.OwnerId.make("owner:alice"))).toEqual([])
+      expect((yield* ptyA.list(Ids.OwnerId.make("anyone"))).map((s) => s.sessionId)).toEqual([opened.sessionId])
+    }))
+})

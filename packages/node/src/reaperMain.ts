@@ -1,0 +1,76 @@
+/**
+ * The reaper process (`node reaperMain.js`): started by a process that owns terminals, detached in its own
+ * session and process group, with a pipe from its owner as its stdin. The owner writes each tree it starts
+ * and ends, one JSON line each (`{"op":"track"|"untrack","tree":{…}}`). At the end of the pipe — the owner is
+ * gone, whatever killed it: SIGKILL and the OOM killer included, the kernel closes the pipe either way — it
+ * kills every tree still tracked (`cgroup.kill`, the identity-fenced KILL rounds, and every process carrying a
+ * tree's marker), removes their cgroups, says what it did on stderr, and exits.
+ *
+ * @since 0.2.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { nodeProcReader, nodeSignaller } from "./internal/procTable.js"
+import { reapTrees } from "./internal/reaper.js"
+import type { TrackedTree } from "./Teardown.js"
+
+const trees = new Map<string, TrackedTree>()
+const keyOf = (tree: TrackedTree) => `${tree.rootPid}:${tree.startTime}`
+const ownerPid = Number(process.argv[2] ?? process.ppid)
+
+process.stderr.on("error", () => {})
+process.on("SIGPIPE", () => {})
+
+const say = (line: string) => {
+  try {
+    process.stderr.write(`agent-terminal reaper: ${line}\n`)
+  } catch {
+    // nobody to tell
+  }
+}
+
+let pending = ""
+process.stdin.setEncoding("utf8")
+process.stdin.on("data", (chunk: string) => {
+  pending += chunk
+  for (let newline = pending.indexOf("\n"); newline >= 0; newline = pending.indexOf("\n")) {
+    const line = pending.slice(0, newline)
+    pending = pending.slice(newline + 1)
+    try {
+      const message = JSON.parse(line) as { readonly op: string; readonly tree: TrackedTree }
+      if (message.op === "track") trees.set(keyOf(message.tree), message.tree)
+      else if (message.op === "untrack") trees.delete(keyOf(message.tree))
+    } catch {
+      // not a message
+    }
+  }
+})
+
+const reap = () => {
+  const started = Date.now()
+  const all = [...trees.values()]
+  trees.clear()
+  const killed = all.length === 0
+    ? []
+    : reapTrees({ reader: nodeProcReader, signal: nodeSignaller, selfPid: process.pid }, all)
+  for (
+    const parent of new Set(all.flatMap((tree) => tree.cgroupPath === undefined ? [] : [path.dirname(tree.cgroupPath)]))
+  ) {
+    try {
+      fs.rmdirSync(parent)
+    } catch {
+      // not empty, or gone already
+    }
+  }
+  if (all.length > 0) {
+    say(
+      `owner ${ownerPid} is gone: ${all.length} tree(s) it still held ended, ${killed.length} process(es) killed ` +
+        `(${killed.join(" ") || "none alive"}) in ${Date.now() - started} ms`
+    )
+  }
+  process.exit(0)
+}
+
+process.stdin.once("end", reap)
+process.stdin.once("close", reap)
+process.stdin.once("error", reap)
