@@ -225,6 +225,30 @@ export class SessionLost extends Schema.TaggedError<SessionLost>("@agent-termina
 }
 
 /**
+ * A person holds the session's control lease (the live view): the agent's input and signals are refused until
+ * they hand it back (or the lease times out); `terminal_read` and `terminal_list` still work. The next send
+ * after the hand-back says what happened meanwhile.
+ *
+ * @since 0.2.0
+ */
+export class HumanInControl extends Schema.TaggedError<HumanInControl>("@agent-terminal/HumanInControl")(
+  "HumanInControl",
+  {
+    sessionId: Schema.String,
+    /** Who holds the control (`person:<name>`). */
+    holder: Schema.String,
+    /** Since when (ISO 8601). */
+    since: Schema.String
+  }
+) {
+  override get message() {
+    return `a person (${this.holder}) has controlled session ${this.sessionId} since ${this.since}: input and ` +
+      "signals are refused until they hand it back; terminal_read shows what happens meanwhile " +
+      "(terminal_request_human waits for the hand-back)"
+  }
+}
+
+/**
  * Every error a terminal operation can fail with.
  *
  * @since 0.1.0
@@ -244,6 +268,7 @@ export type TerminalError =
   | TaskNotFound
   | LimitReached
   | SessionLost
+  | HumanInControl
 
 /**
  * The schema of every terminal error, for decoding them on the other side of a wire.
@@ -264,5 +289,6 @@ export const TerminalError = Schema.Union(
   CleanupFailed,
   TaskNotFound,
   LimitReached,
-  SessionLost
+  SessionLost,
+  HumanInControl
 )

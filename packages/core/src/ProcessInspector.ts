@@ -81,6 +81,27 @@ export interface ProbeMiss {
 export type Probe = GroupSnapshot | ProbeMiss
 
 /**
+ * The terminal's line discipline as its programs set it (termios): whether the kernel echoes input, and
+ * whether it collects lines (canonical mode). Echo off in canonical mode is a password prompt (`read -s`,
+ * getpass, ssh-keygen); echo off without it is a program that echoes for itself (readline, an editor).
+ *
+ * @since 0.2.0
+ */
+export interface TerminalModes {
+  readonly echo: boolean
+  readonly canonical: boolean
+}
+
+/**
+ * Whether what is typed now is a secret: the terminal has echo off in canonical mode, or its modes cannot be
+ * read (then nothing typed is taken as visible).
+ *
+ * @since 0.2.0
+ */
+export const isSecretInput = (modes: Option.Option<TerminalModes>): boolean =>
+  Option.match(modes, { onNone: () => true, onSome: (known) => !known.echo && known.canonical })
+
+/**
  * @since 0.1.0
  */
 export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessInspector")<
@@ -101,6 +122,8 @@ export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessI
      * session has ended.
      */
     readonly release?: ((terminal: TerminalRef) => Effect.Effect<void>) | undefined
+    /** The terminal's termios modes now, where the platform can read them (optional). */
+    readonly terminalModes?: ((terminal: TerminalRef) => Effect.Effect<Option.Option<TerminalModes>>) | undefined
   }
 >() {}
 
@@ -130,6 +153,7 @@ export const layerTest = (script: {
   readonly foregroundGroup?: number | ((terminal: TerminalRef) => number | undefined)
   readonly probes: ReadonlyArray<Probe | ((terminal: TerminalRef) => Probe)>
   readonly tree?: ReadonlyArray<ProcessInfo>
+  readonly modes?: () => TerminalModes | undefined
 }): Layer.Layer<ProcessInspector> =>
   Layer.sync(ProcessInspector, () => {
     let index = 0
@@ -146,6 +170,9 @@ export const layerTest = (script: {
           Option.fromNullable(typeof foregroundGroup === "function" ? foregroundGroup(terminal) : foregroundGroup)
         ),
       probe: (terminal) => Effect.sync(() => next(terminal)),
-      processTree: () => Effect.succeed(script.tree ?? [])
+      processTree: () => Effect.succeed(script.tree ?? []),
+      ...(script.modes !== undefined
+        ? { terminalModes: () => Effect.sync(() => Option.fromNullable(script.modes!())) }
+        : {})
     })
   })

@@ -15,6 +15,7 @@ import {
   type CleanupFailed,
   type DuplicateName,
   type ForeignSession,
+  type HumanInControl,
   type InvalidConfig,
   InvalidInput,
   type LimitReached,
@@ -28,17 +29,22 @@ import {
 } from "./Errors.js"
 import type { OwnerId, SessionId } from "./Ids.js"
 import * as internal from "./internal/service.js"
+import { Oversight } from "./Oversight.js"
 import type { ProcessInspector } from "./ProcessInspector.js"
 import type { PtyBackend } from "./PtyBackend.js"
 import type * as Sandbox from "./Sandbox.js"
 import {
   bounds,
   type CloseResult,
+  HumanRequest,
+  type HumanRequestResult,
   inputBytes,
   OpenRequest,
   type OpenResult,
   ReadRequest,
   type ReadResult,
+  ResizeRequest,
+  type ResizeResult,
   SendRequest,
   type SendResult,
   type SessionInfo,
@@ -100,7 +106,10 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       owner: OwnerId,
       sessionId: SessionId,
       request: SendRequest
-    ) => Effect.Effect<SendResult, LookupError | SendActive | SessionExited | InvalidInput | LimitReached>
+    ) => Effect.Effect<
+      SendResult,
+      LookupError | SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl
+    >
     /** A page of the session's transcript. */
     readonly read: (
       owner: OwnerId,
@@ -112,7 +121,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       owner: OwnerId,
       sessionId: SessionId,
       signal: SignalName
-    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited | InvalidInput>
+    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited | InvalidInput | HumanInControl>
     /**
      * Stop the session's send in flight (as if the fiber that runs it were interrupted): a cancel that wins
      * before the write means the input is never written; otherwise the write lands, unread input is
@@ -148,6 +157,25 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
      * falls `maxBufferedBytes` behind is dropped (its stream says so and ends); the session never waits for
      * it. Optional: a service without it (a fake) cannot be watched. The watch ends with the scope.
      */
+    /**
+     * Resize the terminal (the pty, the emulator, every watcher and the recording, between two pieces of
+     * output). Refused with `HumanInControl` while a person holds the control.
+     */
+    readonly resize: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      request: ResizeRequest
+    ) => Effect.Effect<ResizeResult, LookupError | SessionExited | InvalidInput | HumanInControl>
+    /**
+     * Ask for a person (shown in the live view): a task of kind `human` that completes, with what the person
+     * did, at the next hand-back of the control. With `wait`, block for it up to `timeoutMs`; `task_output`
+     * with `wait: true` blocks on it later the same way, `task_kill` withdraws the request.
+     */
+    readonly requestHuman: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      request: HumanRequest
+    ) => Effect.Effect<HumanRequestResult, LookupError | SessionExited | InvalidInput | LimitReached>
     readonly watch?: (
       owner: OwnerId,
       sessionId: SessionId,
@@ -160,6 +188,8 @@ const checkOpen = Validation.decoder(OpenRequest, { root: "request" })
 const checkSend = Validation.decoder(SendRequest, { root: "request" })
 const checkRead = Validation.decoder(ReadRequest, { root: "request" })
 const checkSignal = Validation.decoder(SignalName, { root: "signal" })
+const checkResize = Validation.decoder(ResizeRequest, { root: "request" })
+const checkHuman = Validation.decoder(HumanRequest, { root: "request" })
 
 const checkId = (id: SessionId): Either.Either<SessionId, InvalidInput> =>
   typeof id === "string" && id.length <= bounds.idLength
@@ -207,6 +237,16 @@ export const checked = (service: PtyService["Type"], settings: TerminalConfig.Te
     Either.match(Either.flatMap(checkId(id), () => checkSignal(signal)), {
       onLeft: Effect.fail,
       onRight: (valid) => service.signal(owner, id, valid)
+    }),
+  resize: (owner, id, request) =>
+    Either.match(Either.flatMap(checkId(id), () => checkResize(request)), {
+      onLeft: Effect.fail,
+      onRight: (valid) => service.resize(owner, id, valid)
+    }),
+  requestHuman: (owner, id, request) =>
+    Either.match(Either.flatMap(checkId(id), () => checkHuman(request)), {
+      onLeft: Effect.fail,
+      onRight: (valid) => service.requestHuman(owner, id, valid)
     })
 })
 
@@ -216,17 +256,29 @@ export const checked = (service: PtyService["Type"], settings: TerminalConfig.Te
  * @since 0.1.0
  */
 export const make = Effect.gen(function*() {
-  const service = yield* internal.make
-  return checked(service, yield* TerminalConfig.TerminalSettings)
+  const { pty } = yield* internal.makeWithOversight
+  return checked(pty, yield* TerminalConfig.TerminalSettings)
 })
 
 /**
- * The service, over whatever backend, inspector, shell dialects, environment and sandbox are provided.
+ * Build the service and its `Oversight` (the same sessions, for the live view) in a scope.
+ *
+ * @since 0.2.0
+ */
+export const makeWithOversight = Effect.gen(function*() {
+  const { oversight, pty } = yield* internal.makeWithOversight
+  return { pty: checked(pty, yield* TerminalConfig.TerminalSettings), oversight }
+})
+
+/**
+ * The service and its `Oversight`, over whatever backend, inspector, shell dialects, environment and
+ * sandbox are provided (and the `Audit` and `Recordings` store, when there are: otherwise the audit is
+ * kept in memory and nothing is recorded).
  *
  * @since 0.1.0
  */
 export const layer: Layer.Layer<
-  PtyService,
+  PtyService | Oversight,
   never,
   | PtyBackend
   | ProcessInspector
@@ -235,7 +287,12 @@ export const layer: Layer.Layer<
   | TaskRuntime
   | Sandbox.Sandbox
   | TerminalConfig.TerminalSettings
-> = Layer.scoped(PtyService, make)
+> = Layer.scopedContext(
+  Effect.map(
+    makeWithOversight,
+    ({ oversight, pty }) => Context.make(PtyService, pty).pipe(Context.add(Oversight, oversight))
+  )
+)
 
 /**
  * The service with its settings validated from `config` (fails with `InvalidConfig`).
@@ -245,7 +302,7 @@ export const layer: Layer.Layer<
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput
 ): Layer.Layer<
-  PtyService,
+  PtyService | Oversight,
   InvalidConfig,
   PtyBackend | ProcessInspector | ShellDialects | HostEnvironment | TaskRuntime | Sandbox.Sandbox
 > => layer.pipe(Layer.provide(TerminalConfig.layer(config)))

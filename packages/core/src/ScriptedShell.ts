@@ -18,6 +18,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as EnvPolicy from "./EnvPolicy.js"
 import type { InvalidConfig } from "./Errors.js"
+import type * as Oversight from "./Oversight.js"
 import { ProcessInspector } from "./ProcessInspector.js"
 import type { ExitStatus, PtyProcess, SpawnRequest } from "./PtyBackend.js"
 import { PtyBackend } from "./PtyBackend.js"
@@ -237,7 +238,10 @@ export const layerService = (
     /** The inspector, in place of the scripted one (e.g. `ProcessInspector.layerTest`). */
     readonly inspector?: Layer.Layer<ProcessInspector> | undefined
   } = {}
-): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | ProcessInspector, InvalidConfig> => {
+): Layer.Layer<
+  PtyService.PtyService | Oversight.Oversight | TaskRuntime.TaskRuntime | ProcessInspector,
+  InvalidConfig
+> => {
   const config = { shell: "scripted-shell", ...options.config }
   return PtyService.layerConfig(config).pipe(
     Layer.provideMerge(Layer.mergeAll(

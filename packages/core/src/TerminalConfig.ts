@@ -66,7 +66,15 @@ export const TerminalConfigSchema = Schema.Struct({
    * At most this much memory for one session's tree (cgroup `memory.max`, where the host delegates the
    * controller), in bytes. Default: half of the host's memory. 0: no limit.
    */
-  memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" })))
+  memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" }))),
+  /** A person's control lease (the live view) ends after this long without their input: 5 min. */
+  controlIdleMs: positive("controlIdleMs", 300_000),
+  /** Record every session (asciicast v2), not only those opened with `record: true`. */
+  recordAll: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Recordings include input events (`i`), what a person typed with echo off redacted to its length. */
+  recordInput: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** A recording stops (and says so) once its file would pass this many bytes: 64 MiB. */
+  recordingMaxBytes: positive("recordingMaxBytes", 64 * 1024 * 1024)
 })
 
 /**
@@ -99,7 +107,9 @@ const positiveFields = [
   "cols",
   "rows",
   "maxTerminalsPerOwner",
-  "maxTasksPerOwner"
+  "maxTasksPerOwner",
+  "controlIdleMs",
+  "recordingMaxBytes"
 ] as const
 
 const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs", "pidsMax"] as const

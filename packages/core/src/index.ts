@@ -1,4 +1,10 @@
 /**
+ * Who wrote what to each terminal, and every change of control (the live view).
+ *
+ * @since 0.2.0
+ */
+export * as Audit from "./Audit.js"
+/**
  * @since 0.1.0
  */
 export * as EnvPolicy from "./EnvPolicy.js"
@@ -15,6 +21,12 @@ export * as Exec from "./Exec.js"
  */
 export * as Ids from "./Ids.js"
 /**
+ * People in the loop: every session of every owner, watched, taken over and handed back (the live view).
+ *
+ * @since 0.2.0
+ */
+export * as Oversight from "./Oversight.js"
+/**
  * @since 0.1.0
  */
 export * as ProcessInspector from "./ProcessInspector.js"
@@ -26,6 +38,12 @@ export * as PtyBackend from "./PtyBackend.js"
  * @since 0.1.0
  */
 export * as PtyService from "./PtyService.js"
+/**
+ * Recordings of terminals as asciicast v2, and where they are kept.
+ *
+ * @since 0.2.0
+ */
+export * as Recording from "./Recording.js"
 /**
  * An owner-scoped registry of live entries with bounded tombstones and fresh ids.
  *

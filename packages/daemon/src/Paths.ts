@@ -46,6 +46,20 @@ export const socketPath = (env: Env = process.env): string => {
 export const databasePath = (env: Env = process.env): string => path.join(stateDir(env), "daemon.db")
 
 /**
+ * Where recordings are kept: `<state dir>/recordings`.
+ *
+ * @since 0.2.0
+ */
+export const recordingsPath = (env: Env = process.env): string => path.join(stateDir(env), "recordings")
+
+/**
+ * The audit of an in-process `mcp --http` (its live view): `<state dir>/audit.db`, the registry's schema.
+ *
+ * @since 0.2.0
+ */
+export const auditDatabasePath = (env: Env = process.env): string => path.join(stateDir(env), "audit.db")
+
+/**
  * Where owner secrets the daemon issued are kept by the CLI: `<state dir>/owners/<name>.secret` (0600).
  *
  * @since 0.2.0

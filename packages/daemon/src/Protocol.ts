@@ -195,14 +195,28 @@ export class DaemonRpcs extends RpcGroup.make(
     Errors.SendActive,
     Errors.SessionExited,
     Errors.InvalidInput,
-    Errors.LimitReached
+    Errors.LimitReached,
+    Errors.HumanInControl
   ]),
   request("Read", { ...session, request: Session.ReadRequest }, Session.ReadResult, [...lookup, Errors.InvalidInput]),
   request("Signal", { ...session, signal: Session.SignalName }, Session.SignalResult, [
     ...lookup,
     Errors.SignalRefused,
     Errors.SessionExited,
-    Errors.InvalidInput
+    Errors.InvalidInput,
+    Errors.HumanInControl
+  ]),
+  request("Resize", { ...session, request: Session.ResizeRequest }, Session.ResizeResult, [
+    ...lookup,
+    Errors.SessionExited,
+    Errors.InvalidInput,
+    Errors.HumanInControl
+  ]),
+  request("RequestHuman", { ...session, request: Session.HumanRequest }, Session.HumanRequestResult, [
+    ...lookup,
+    Errors.SessionExited,
+    Errors.InvalidInput,
+    Errors.LimitReached
   ]),
   request("Cancel", session, CancelResult, lookup),
   request("Close", session, Session.CloseResult, [...lookup, Errors.CleanupFailed]),

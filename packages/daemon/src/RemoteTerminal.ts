@@ -218,6 +218,8 @@ export const make = (
       read: (_owner, sessionId, request) => call((client) => client.Read({ sessionId, request })),
       signal: (_owner, sessionId, signal) => call((client) => client.Signal({ sessionId, signal })),
       cancel: (_owner, sessionId) => call((client) => client.Cancel({ sessionId })),
+      resize: (_owner, sessionId, request) => call((client) => client.Resize({ sessionId, request })),
+      requestHuman: (_owner, sessionId, request) => call((client) => client.RequestHuman({ sessionId, request })),
       close: (_owner, sessionId) => call((client) => client.Close({ sessionId })),
       list: () => call((client) => client.List({})),
       closeOwner: () => call((client) => client.CloseOwner({})),

@@ -7,9 +7,10 @@
  *
  * @since 0.2.0
  */
+import { Audit } from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type { SecretHash } from "./Credentials.js"
@@ -161,7 +162,8 @@ export class TerminalRegistry extends Context.Tag("@agent-terminal/daemon/Termin
     readonly run: (runId: number) => Effect.Effect<Option.Option<RunRecord>, RegistryError>
     /** Record a change of control (the live view's audit). */
     readonly audit: (change: ControlChange) => Effect.Effect<void, RegistryError>
-    readonly auditOf: (sessionId: string) => Effect.Effect<ReadonlyArray<ControlChange>, RegistryError>
+    /** A session's audit, oldest first: the newest `limit` entries (default 1000). */
+    readonly auditOf: (sessionId: string, limit?: number) => Effect.Effect<ReadonlyArray<ControlChange>, RegistryError>
   }
 >() {}
 
@@ -180,3 +182,30 @@ export const layerMemory: Layer.Layer<TerminalRegistry> = Layer.sync(TerminalReg
  */
 export const layerSqlite = (options: { readonly filename: string }): Layer.Layer<TerminalRegistry, RegistryError> =>
   Layer.effect(TerminalRegistry, sqlite.make).pipe(Layer.provide(sqlite.clientLayer(options)))
+
+/**
+ * The audit of the live view (`Audit` of `@agent-terminal/core`) kept in this registry's `control_audit`
+ * table: what the daemon's service records when it is built with it. A failed write is logged; the terminal
+ * work goes on.
+ *
+ * @since 0.2.0
+ */
+export const auditLayer: Layer.Layer<Audit.Audit, never, TerminalRegistry> = Layer.effect(
+  Audit.Audit,
+  Effect.map(TerminalRegistry, (registry) =>
+    Audit.Audit.of({
+      record: (entry) =>
+        registry.audit(entry).pipe(
+          Effect.catchAll((error) => Effect.logWarning("audit: an entry could not be recorded", error.message))
+        ),
+      of: (sessionId, limit) =>
+        registry.auditOf(sessionId, limit).pipe(
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning("audit: could not be read", error.message),
+              [] as ReadonlyArray<Audit.AuditEntry>
+            )
+          )
+        )
+    }))
+)

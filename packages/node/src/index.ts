@@ -11,6 +11,12 @@ export * as Bubblewrap from "./Bubblewrap.js"
  */
 export * as FishDialect from "./FishDialect.js"
 /**
+ * Recordings (asciicast v2) kept as files under a directory.
+ *
+ * @since 0.2.0
+ */
+export * as FileRecordings from "./FileRecordings.js"
+/**
  * @since 0.1.0
  */
 export * as LinuxInspector from "./LinuxInspector.js"

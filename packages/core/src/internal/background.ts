@@ -63,6 +63,8 @@ export const startBackground = (
             : outputOf(runtime, request, runtime.emulator.peek(sent.begun.capture), sent.begun.baseline),
         waitingForInput: () => waiting,
         input: (taskInput) => {
+          const humanInControl = runtime.control.refusal(runtime.id)
+          if (humanInControl !== undefined) return Effect.fail(humanInControl)
           const bytes = Input.encode(taskInput, runtime.emulator.modes)
           return Either.isLeft(bytes) ? Effect.fail(bytes.left) : runtime.process.write(bytes.right)
         },

@@ -9,16 +9,20 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as EnvPolicy from "../EnvPolicy.js"
 import type { CleanupFailed } from "../Errors.js"
 import { ForeignSession, InvalidInput, SessionNotFound, SpawnFailed } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { ExitStatus, ResourceLimits, TeardownReport } from "../PtyBackend.js"
+import { Cast } from "../Recording.js"
 import * as Sandbox from "../Sandbox.js"
 import type * as Session from "../Session.js"
 import type { CloseResult, OpenRequest, OpenResult, SessionType } from "../Session.js"
+import { ControlLease } from "./control.js"
 import { InputKind } from "./input.js"
+import { release as releaseLease } from "./lease.js"
 import { startReader } from "./reader.js"
 import { settle } from "./readiness.js"
 import { infoOf, makeEmulator, randomHex, type SessionRuntime } from "./session.js"
@@ -125,9 +129,12 @@ const start = (
       slot: new SendSlot(),
       drained: yield* Deferred.make<ExitStatus>(),
       exit: undefined,
-      watchers: new Watchers()
+      watchers: new Watchers(),
+      control: new ControlLease(),
+      size: { cols, rows }
     }
     yield* Scope.addFinalizer(scope, Effect.sync(() => runtime.watchers.end()))
+    if (request.record ?? config.recordAll) yield* record(deps, runtime, scope)
     yield* startReader(runtime, replies).pipe(Scope.extend(scope))
     const spawnedAt = deps.timers.now()
     const baseline = launch.startupInput === undefined
@@ -163,6 +170,28 @@ const start = (
   })
 
 /**
+ * Record the session (asciicast v2) into a new file of the store, closed with the session's scope; a store
+ * that cannot make one leaves the session unrecorded (logged).
+ */
+const record = (deps: Deps, runtime: SessionRuntime, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const startedAt = Date.now()
+    const file = yield* deps.recordings.create({ sessionId: runtime.id, startedAt })
+    if (Option.isNone(file)) return yield* Effect.logWarning(`session ${runtime.id}: no recording could be made here`)
+    const cast = new Cast(file.value, {
+      cols: runtime.size.cols,
+      rows: runtime.size.rows,
+      startedAt,
+      now: deps.timers.now,
+      maxBytes: deps.config.recordingMaxBytes,
+      input: deps.config.recordInput,
+      title: `${runtime.name} (${runtime.id})`
+    })
+    runtime.watchers.recording = cast
+    yield* Scope.addFinalizer(scope, Effect.suspend(() => cast.close))
+  })
+
+/**
  * Open a session. Its place is taken first (name, cap, policy), then it starts in its own scope; a start
  * that fails or is interrupted at any step removes the place and closes the scope (ending whatever was
  * spawned) before the open ends. Uninterruptible but for the start itself.
@@ -182,6 +211,7 @@ export const open = (deps: Deps) =>
         }
         const { motd, runtime } = started.value
         deps.sessions.set(runtime.id, { _tag: "Open", runtime })
+        deps.changes.unsafeOffer(undefined)
         return { ...infoOf(runtime), motd, limits: appliedLimits(runtime.process.limits) } satisfies OpenResult
       })
     )
@@ -201,8 +231,9 @@ const terminate = (runtime: SessionRuntime): Effect.Effect<TeardownReport, Clean
  * `session_exit`), close the session's scope, and then make sure nobody waits for an exit event that
  * will never come (a backend whose exit never arrived).
  */
-const release = (runtime: SessionRuntime) =>
+const release = (deps: Deps, runtime: SessionRuntime) =>
   Effect.gen(function*() {
+    yield* releaseLease(deps, runtime, "closed")
     yield* Deferred.await(runtime.drained).pipe(waitAtMost(RELEASE_GRACE_MS))
     if (!(yield* Deferred.isDone(runtime.drained))) {
       yield* Effect.logWarning("close: the session's exit never arrived; its waiters are released")
@@ -213,6 +244,7 @@ const release = (runtime: SessionRuntime) =>
     const active = runtime.slot.foreground
     if (active !== undefined) yield* active.done.await.pipe(waitAtMost(RELEASE_GRACE_MS))
     yield* Scope.close(runtime.scope, Exit.void)
+    deps.changes.unsafeOffer(undefined)
   })
 
 /**
@@ -236,7 +268,7 @@ export const close = (deps: Deps) =>
     const runtime = entry.runtime
     deps.sessions.set(id, { _tag: "Closing", runtime })
     const report = yield* terminate(runtime).pipe(
-      Effect.tap(() => release(runtime)),
+      Effect.tap(() => release(deps, runtime)),
       Effect.onExit((exit) =>
         Effect.sync(() => {
           if (Exit.isFailure(exit)) deps.sessions.set(id, entry)
@@ -254,7 +286,7 @@ export const closeAll = (deps: Deps): Effect.Effect<void> =>
     (runtime) =>
       terminate(runtime).pipe(
         Effect.catchAll((error) => Effect.logWarning("close failed", error)),
-        Effect.zipRight(release(runtime))
+        Effect.zipRight(release(deps, runtime))
       ),
     { discard: true }
   )

@@ -3,7 +3,7 @@
  * tail), the notes the model reads, the screen while a full-screen program holds the terminal.
  */
 import { Capture, type Emulator } from "@agent-terminal/terminal"
-import type { SendRequest, SendResult } from "../Session.js"
+import { type HumanNote, humanNoteText, type SendRequest, type SendResult } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import { stripEcho } from "./input.js"
 import { statusOf } from "./session.js"
@@ -85,7 +85,11 @@ export const resultOf = (
   truncated: boolean,
   elapsedMs: number
 ): SendResult => {
-  const cut = Capture.fit(text, config.maxResultBytes)
+  const human = runtime.control.takeNote()
+  const cut = Capture.fit(
+    human === undefined ? text : withHumanNote(human.note, human.output, text),
+    config.maxResultBytes
+  )
   const screen = holdsScreen(runtime, outcome) ? runtime.emulator.screen() : undefined
   const decisive = decisiveOf(outcome)
   const continuation = outcome._tag === "Abandoned" || outcome._tag === "Continuation"
@@ -97,6 +101,14 @@ export const resultOf = (
     ...(screen !== undefined ? { screen: { rows: screen.rows, cursor: screen.cursor } } : {}),
     truncated: truncated || cut.truncated,
     ...(continuation ? { continuation: true } : {}),
-    elapsedMs
+    elapsedMs,
+    ...(human !== undefined ? { human: human.note } : {})
   }
 }
+
+/**
+ * The first result after a person held the control: the note, what the terminal showed meanwhile, then the
+ * send's own output.
+ */
+const withHumanNote = (note: HumanNote, meanwhile: string, output: string): string =>
+  [humanNoteText(note), meanwhile, output].filter((part) => part !== "").join("\n")

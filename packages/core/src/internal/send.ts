@@ -105,6 +105,8 @@ export const send = (deps: Deps) =>
     if (runtime.exit !== undefined) {
       return yield* new SessionExited({ sessionId: id, exitCode: runtime.exit.exitCode, signal: runtime.exit.signal })
     }
+    const humanInControl = runtime.control.refusal(id)
+    if (humanInControl !== undefined) return yield* humanInControl
     const shellReading = runtime.type === "shell" && runtime.shell.state !== "running"
     const input = Input.encode(request, runtime.emulator.modes, shellReading)
     if (Either.isLeft(input)) return yield* input.left

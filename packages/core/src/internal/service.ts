@@ -8,20 +8,26 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
+import * as Audit from "../Audit.js"
 import * as EnvPolicy from "../EnvPolicy.js"
 import { InvalidInput, SessionExited, SignalRefused } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
+import type { Oversight } from "../Oversight.js"
 import { ProcessInspector } from "../ProcessInspector.js"
 import { PtyBackend } from "../PtyBackend.js"
 import type { CancelResult, PtyService } from "../PtyService.js"
+import * as Recording from "../Recording.js"
 import * as Sandbox from "../Sandbox.js"
-import type { ReadRequest, SessionInfo, SignalName } from "../Session.js"
+import type { ReadRequest, SendRequest, SessionInfo, SignalName } from "../Session.js"
 import { ShellDialects } from "../ShellDialects.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
 import type { WatchOptions } from "../Watch.js"
 import { close, closeAll, open } from "./lifecycle.js"
+import * as OversightService from "./oversight.js"
 import { send } from "./send.js"
 import { infoOf, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup, makeSessions, policyOf } from "./sessions.js"
@@ -71,6 +77,8 @@ const signal = (deps: Deps) =>
   Effect.fn("PtyService.signal")(function*(owner: OwnerId, id: SessionId, name: SignalName) {
     const runtime = yield* lookup(deps, owner, id)
     if (runtime.exit !== undefined) return yield* exited(runtime)
+    const humanInControl = runtime.control.refusal(id)
+    if (humanInControl !== undefined) return yield* humanInControl
     const group = yield* deps.inspector.foregroundGroup(runtime.terminal)
     if (Option.isNone(group)) {
       return yield* new SignalRefused({
@@ -114,9 +122,13 @@ const configureSandbox = (deps: Deps) =>
     deps.policies.set(owner, policy)
   })
 
-/** Build the service in the current scope; closing that scope closes every session. */
-export const make: Effect.Effect<
-  Context.Tag.Service<typeof PtyService>,
+/**
+ * Build the service and its `Oversight` (the same sessions, for people) in the current scope; closing that
+ * scope closes every session. An `Audit` and a `Recordings` store in context are used, else the audit is kept
+ * in memory and no recording is made.
+ */
+export const makeWithOversight: Effect.Effect<
+  { readonly pty: Context.Tag.Service<typeof PtyService>; readonly oversight: Context.Tag.Service<typeof Oversight> },
   never,
   | TerminalSettings
   | PtyBackend
@@ -142,13 +154,28 @@ export const make: Effect.Effect<
     // Sessions live in a scope of their own, forked before the service's finalizer is added: closing the
     // service closes every session gracefully first (its reader still running, so its exit is seen), and
     // only then the scopes that hold them.
-    sessionsScope: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    sessionsScope: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
+    audit: Option.getOrElse(yield* Effect.serviceOption(Audit.Audit), () => Audit.makeMemory()),
+    recordings: yield* Effect.map(
+      Effect.serviceOption(Recording.Recordings),
+      Option.getOrElse(() => Recording.none)
+    ),
+    changes: yield* PubSub.sliding<void>(16),
+    runFork: Runtime.runFork(yield* Effect.runtime<never>())
   }
   const closeSession = close(deps)
   yield* Effect.addFinalizer(() => closeAll(deps))
-  return {
+  const sendAudited = send(deps)
+  const pty = {
     open: open(deps),
-    send: tracedWhenSeen("PtyService.send", send(deps)),
+    send: tracedWhenSeen(
+      "PtyService.send",
+      (owner: OwnerId, id: SessionId, request: SendRequest) =>
+        Effect.tap(
+          sendAudited(owner, id, request),
+          (result) => OversightService.afterSend(deps, owner, id, request, result)
+        )
+    ),
     read: read(deps),
     signal: signal(deps),
     cancel: cancel(deps),
@@ -166,6 +193,9 @@ export const make: Effect.Effect<
       Effect.flatMap(
         lookup(deps, owner, id),
         (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)
-      )
+      ),
+    resize: OversightService.resize(deps),
+    requestHuman: OversightService.requestHuman(deps)
   } satisfies Context.Tag.Service<typeof PtyService>
+  return { pty, oversight: OversightService.make(deps) }
 })

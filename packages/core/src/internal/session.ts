@@ -10,6 +10,7 @@ import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
 import type { SessionInfo, SessionStatus, SessionType } from "../Session.js"
 import type { Dialect } from "../ShellDialect.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
+import type { ControlLease } from "./control.js"
 import type { ShellState } from "./shellState.js"
 import type { SendSlot } from "./slot.js"
 import type { Activity } from "./wake.js"
@@ -39,6 +40,10 @@ export interface SessionRuntime {
   exit: ExitStatus | undefined
   /** Watches of the session (the live view), fed by the reader as it parses (`PtyService.watch`). */
   readonly watchers: Watchers
+  /** Who holds the keyboard: the agent, or a person of the live view (`Oversight`). */
+  readonly control: ControlLease
+  /** The terminal's size now. */
+  size: { cols: number; rows: number }
 }
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>

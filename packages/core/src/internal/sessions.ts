@@ -4,13 +4,16 @@
  * cap, under the owner's sandbox policy read in the same step), and the owners' sandbox policies.
  */
 import * as Effect from "effect/Effect"
+import type * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
+import type { Audit } from "../Audit.js"
 import type * as EnvPolicy from "../EnvPolicy.js"
 import { DuplicateName, ForeignSession, LimitReached, SessionNotFound } from "../Errors.js"
 import type { OwnerId } from "../Ids.js"
 import { SessionId } from "../Ids.js"
 import type { ProcessInspector } from "../ProcessInspector.js"
 import type { PtyBackend } from "../PtyBackend.js"
+import type { Recordings } from "../Recording.js"
 import { Registry } from "../Registry.js"
 import type * as Sandbox from "../Sandbox.js"
 import type { SessionType } from "../Session.js"
@@ -55,6 +58,14 @@ export interface Deps {
   readonly policies: Map<OwnerId, Sandbox.Policy>
   /** Where each session's scope is forked from (closed, after every session, when the service ends). */
   readonly sessionsScope: Scope.Scope
+  /** Who wrote what, and every change of control (`Audit`; in memory unless one is provided). */
+  readonly audit: Audit["Type"]
+  /** Where recordings go (`Recordings`; none unless one is provided). */
+  readonly recordings: Recordings["Type"]
+  /** Sessions opened or closed, leases and requests changed: what the live view's list listens to. */
+  readonly changes: PubSub.PubSub<void>
+  /** Run an effect from a callback (a lease's idle timer), in the service's runtime. */
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => void
 }
 
 /** The owner's open (or closing) session. */

@@ -5,6 +5,7 @@ import * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ExitStatus } from "../PtyBackend.js"
+import type { Cast } from "../Recording.js"
 import type { SessionStatus } from "../Session.js"
 import type { Watch, WatchEvent, WatchOptions } from "../Watch.js"
 import { defaultMaxBufferedBytes } from "../Watch.js"
@@ -24,9 +25,12 @@ const sizeOf = (event: WatchEvent): number => event._tag === "Output" ? event.da
  */
 export class Watchers {
   readonly #watchers = new Set<Watcher>()
+  /** The session's recording, fed in the same order (absent: not recorded). */
+  recording: Cast | undefined = undefined
 
   /** A piece of output, as parsed. */
   output(data: Uint8Array): void {
+    this.recording?.output(data)
     if (this.#watchers.size === 0) return
     for (const watcher of this.#watchers) {
       if (watcher.buffered + data.length > watcher.limit) {
@@ -41,6 +45,12 @@ export class Watchers {
       watcher.buffered += data.length
       watcher.mailbox.unsafeOffer({ _tag: "Output", data })
     }
+  }
+
+  /** The terminal was resized (between two parses: the output after it is laid out at the new size). */
+  resized(cols: number, rows: number): void {
+    this.recording?.resize(cols, rows)
+    for (const watcher of this.#watchers) watcher.mailbox.unsafeOffer({ _tag: "Resized", cols, rows })
   }
 
   /** The program exited and all its output was parsed. */

@@ -146,6 +146,16 @@ export const layer = (context: Context) =>
         as(clientId, (bound) => pty.read(bound.owner, sid(sessionId), request).pipe(lost(bound, sessionId))),
       Signal: ({ sessionId, signal }, { clientId }) =>
         as(clientId, (bound) => pty.signal(bound.owner, sid(sessionId), signal).pipe(lost(bound, sessionId))),
+      Resize: ({ request, sessionId }, { clientId }) =>
+        as(clientId, (bound) => pty.resize(bound.owner, sid(sessionId), request).pipe(lost(bound, sessionId))),
+      RequestHuman: ({ request, sessionId }, { clientId }) =>
+        as(clientId, (bound) =>
+          detachable(bound, pty.requestHuman(bound.owner, sid(sessionId), request), daemonScope).pipe(
+            Effect.tap((result) =>
+              taskStarted(bound, result.taskId, "human", request.reason, sessionId)
+            ),
+            lost(bound, sessionId)
+          )),
       Cancel: ({ sessionId }, { clientId }) =>
         as(clientId, (bound) => pty.cancel(bound.owner, sid(sessionId)).pipe(lost(bound, sessionId))),
       Close: ({ sessionId }, { clientId }) =>
@@ -210,7 +220,9 @@ export const layer = (context: Context) =>
           )),
       ExecPoll: ({ taskId, timeoutMs, wait }, { clientId }) =>
         as(clientId, (bound) =>
-          withExec((service) => service.poll(bound.owner, taskId, { wait, timeoutMs }))),
+          withExec((service) =>
+            service.poll(bound.owner, taskId, { wait, timeoutMs })
+          )),
       ExecLog: ({ count, offset, taskId }, { clientId }) =>
         as(clientId, (bound) => withExec((service) => service.log(bound.owner, taskId, { offset, count }))),
       ExecWrite: ({ input, taskId }, { clientId }) =>

@@ -106,6 +106,7 @@ export const make = (): Service => {
       Effect.sync(() => {
         audit.push(change)
       }),
-    auditOf: (sessionId) => Effect.sync(() => audit.filter((change) => change.sessionId === sessionId))
+    auditOf: (sessionId, limit = 1000) =>
+      Effect.sync(() => audit.filter((change) => change.sessionId === sessionId).slice(-limit))
   }
 }

@@ -231,10 +231,10 @@ export const make: Effect.Effect<Service, RegistryError, SqlClient.SqlClient> = 
         Effect.asVoid,
         wrap("audit")
       ),
-    auditOf: (sessionId) =>
-      sql`SELECT * FROM control_audit WHERE session_id = ${sessionId} ORDER BY at, id`.pipe(
+    auditOf: (sessionId, limit = 1000) =>
+      sql`SELECT * FROM control_audit WHERE session_id = ${sessionId} ORDER BY at DESC, id DESC LIMIT ${limit}`.pipe(
         Effect.map((rows) =>
-          rows.map((row: any) => ({
+          [...rows].reverse().map((row: any) => ({
             sessionId: row.session_id,
             at: Number(row.at),
             actor: row.actor,

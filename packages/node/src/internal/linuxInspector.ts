@@ -9,6 +9,7 @@ import { foregroundGroup, inspect, processTable } from "./foregroundProbe.js"
 import { descendants, toProcessInfo } from "./processTree.js"
 import type { ProcFs } from "./procFs.js"
 import type { Arch } from "./syscalls.js"
+import { terminalModes } from "./termios.js"
 
 const guarded = <A>(fallback: (cause: unknown) => A, f: () => A): A => {
   try {
@@ -41,6 +42,7 @@ export const makeWith = (options: {
       Effect.sync(() => guarded(() => [], () => descendants(processTable(procFs), rootPid).map(toProcessInfo))),
     cwd: (pid) =>
       Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`)))),
-    release: (terminal) => Effect.sync(() => procFs.unpin?.(terminal.shellPid))
+    release: (terminal) => Effect.sync(() => procFs.unpin?.(terminal.shellPid)),
+    terminalModes: (terminal) => terminalModes(terminal.ttyPath)
   })
 }
