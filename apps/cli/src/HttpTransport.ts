@@ -3,9 +3,17 @@
  * environment fallback) and the server they describe — `McpHttp` at `/mcp` behind `HttpGuard` (the bearer
  * token, `Host`, `Origin`, body bound) on a Node server with `HttpListener`'s limits.
  */
-import type { Exec, PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
+import {
+  Audit,
+  type Exec,
+  type Oversight,
+  type PtyService,
+  type TaskRuntime,
+  type TerminalConfig
+} from "@agent-terminal/core"
+import { TerminalRegistry } from "@agent-terminal/daemon"
 import type { Bubblewrap } from "@agent-terminal/node"
-import { Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
+import { Handlers, HttpGuard, HttpListener, HttpToken, LiveView, McpHttp, WebSessions } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -233,7 +241,12 @@ export const layer = (
 ) => {
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
-      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`)
+      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`).pipe(
+        Effect.zipRight(Console.error(
+          `agent-terminal: the live view at ${address}/ — open ${address}/#token=<the token> (sign in once; ` +
+            "over SSH: ssh -L <port>:127.0.0.1:<port> <host>, then the same address on your machine)"
+        ))
+      )
     )
   )
   const warn = HttpListener.isLoopback(http.host) ? Effect.void : Console.error(
@@ -249,13 +262,18 @@ export const layer = (
       maxBodyBytes: http.maxBodyBytes,
       path: "/mcp"
     }),
-    HttpGuard.layer({
-      token: token.token,
-      allowedHosts: http.allowedHosts,
-      allowedOrigins: http.allowedOrigins,
-      maxBodyBytes: http.maxBodyBytes
-    })
-  )
+    LiveView.layer(),
+    Layer.unwrapEffect(Effect.map(WebSessions.WebSessions, (sessions) =>
+      HttpGuard.layer({
+        token: token.token,
+        allowedHosts: http.allowedHosts,
+        allowedOrigins: http.allowedOrigins,
+        maxBodyBytes: http.maxBodyBytes,
+        credentials: LiveView.credentials,
+        sessions,
+        unauthenticated: LiveView.unauthenticated
+      })))
+  ).pipe(Layer.provide(WebSessions.layer()))
   return HttpListener.withServerTracing(
     HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true })
   ).pipe(
@@ -270,12 +288,27 @@ export const layer = (
   )
 }
 
+/**
+ * The audit of the live view in an SQLite file (the registry's `control_audit`), or — if that file cannot be
+ * opened — in memory, said on stderr.
+ */
+export const auditLayer = (filename: string): Layer.Layer<Audit.Audit> =>
+  TerminalRegistry.auditLayer.pipe(
+    Layer.provide(TerminalRegistry.layerSqlite({ filename })),
+    Layer.catchAll((error) =>
+      Layer.merge(
+        Audit.layerMemory,
+        Layer.effectDiscard(Console.error(`agent-terminal: the audit is kept in memory only: ${error.message}`))
+      )
+    )
+  )
+
 /** Serve MCP over HTTP until interrupted. */
 export const serve = <E>(
   settings: TerminalConfig.TerminalConfig,
   http: HttpSettings,
   token: HttpToken.Loaded,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
+  terminals: Layer.Layer<PtyService.PtyService | Oversight.Oversight | TaskRuntime.TaskRuntime | Exec.Exec, E>,
   serverInfo: { readonly name: string; readonly version: string }
 ) => Layer.launch(layer(settings, http, token, serverInfo).pipe(Layer.provide(terminals)))
 

@@ -15,7 +15,8 @@ import {
   type TaskRuntime,
   TerminalConfig
 } from "@agent-terminal/core"
-import { Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
+import { Paths } from "@agent-terminal/daemon"
+import { Bubblewrap, FileRecordings, NodeTerminal, Reaper } from "@agent-terminal/node"
 import { Handlers, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
@@ -101,7 +102,32 @@ export const settingsOptions = {
     "AGENT_TERMINAL_SHELL",
     "The shell of shell sessions that name none: bash (default), zsh, fish or pwsh, or a path to one."
   ),
-  cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one).")
+  cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one)."),
+  record: Options.boolean("record").pipe(
+    Options.withDescription(
+      "Record every session as asciicast v2 under $AGENT_TERMINAL_STATE_DIR/recordings (a session opened with " +
+        "record: true is recorded anyway). Environment: AGENT_TERMINAL_RECORD."
+    ),
+    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_RECORD"))
+  ),
+  recordInput: Options.boolean("record-input").pipe(
+    Options.withDescription(
+      "Recordings include input events; what a person types with echo off is recorded only as its length. " +
+        "Environment: AGENT_TERMINAL_RECORD_INPUT."
+    ),
+    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_RECORD_INPUT"))
+  ),
+  recordingMaxBytes: integer(
+    "recording-max-bytes",
+    "AGENT_TERMINAL_RECORDING_MAX_BYTES",
+    "A recording stops (and says so) at this size (bytes; default 67108864)."
+  ),
+  controlIdleMs: integer(
+    "control-idle-ms",
+    "AGENT_TERMINAL_CONTROL_IDLE_MS",
+    "A person's control of a terminal in the live view goes back to the agent after this long without input " +
+      "(ms; default 300000)."
+  )
 }
 
 type Parsed<O> = O extends Options.Options<infer A> ? A : never
@@ -196,6 +222,8 @@ const flags: Record<string, string> = {
   networkTool: "--network-tool / AGENT_TERMINAL_NETWORK_TOOL",
   pidsMax: "--pids-max / AGENT_TERMINAL_PIDS_MAX",
   memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
+  recordingMaxBytes: "--recording-max-bytes / AGENT_TERMINAL_RECORDING_MAX_BYTES",
+  controlIdleMs: "--control-idle-ms / AGENT_TERMINAL_CONTROL_IDLE_MS",
   detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
   ...HttpTransport.flags
 }
@@ -217,7 +245,11 @@ export const configInput = (options: SettingsOptions): TerminalConfig.TerminalCo
     cols: given(options.cols),
     rows: given(options.rows),
     shell: given(options.shell),
-    defaultCwd: given(options.cwd)
+    defaultCwd: given(options.cwd),
+    recordAll: options.record ? true : undefined,
+    recordInput: options.recordInput ? true : undefined,
+    recordingMaxBytes: given(options.recordingMaxBytes),
+    controlIdleMs: given(options.controlIdleMs)
   }
   return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined))
 }
@@ -328,8 +360,12 @@ export const stderrLogger = Layer.mergeAll(
  */
 export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
   NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
-    Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers))
+    Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers)),
+    Layer.provide(recordingsLayer)
   )
+
+/** Recordings go to `<state dir>/recordings` (the sandbox masks the state directory). */
+export const recordingsLayer = Layer.suspend(() => FileRecordings.layer({ directory: Paths.recordingsPath() }))
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {
@@ -406,7 +442,9 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
                 settings,
                 http.right,
                 token,
-                terminalLayer(input, HttpTransport.hidingToken(sandbox, token)),
+                terminalLayer(input, HttpTransport.hidingToken(sandbox, token)).pipe(
+                  Layer.provide(HttpTransport.auditLayer(Paths.auditDatabasePath()))
+                ),
                 serverInfo
               )
             )

@@ -94,10 +94,11 @@ export const run = (parsed: ServeOptions) => {
             const daemon = DaemonServer.layer({ socket, detachedTtlMs })
             const registry = TerminalRegistry.layerSqlite({ filename: Paths.databasePath() })
             const unconfined: Bubblewrap.Options = sandbox ?? { mode: "danger-full-access", network: "host" }
+            // The live view's audit goes into the registry (control_audit); recordings under the state directory.
             const terminalsWith = (confined: Bubblewrap.Options) =>
-              Layer.merge(
-                NodeTerminal.layer(input, { sandbox: confined, reaper: true, killOnSignals: false }),
-                registry
+              NodeTerminal.layer(input, { sandbox: confined, reaper: true, killOnSignals: false }).pipe(
+                Layer.provide(Layer.merge(TerminalRegistry.auditLayer, Mcp.recordingsLayer)),
+                Layer.provideMerge(registry)
               )
             const app = Option.match(http, {
               onNone: () => Effect.succeed(Layer.launch(daemon.pipe(Layer.provide(terminalsWith(unconfined))))),

@@ -41,6 +41,10 @@ export const layer: Layer.Layer<
     terminal_signal: ({ sessionId, signal }) =>
       Effect.flatMap(CurrentOwner, (owner) => service.signal(owner, id(sessionId), signal)),
     terminal_close: ({ sessionId }) => Effect.flatMap(CurrentOwner, (owner) => service.close(owner, id(sessionId))),
+    terminal_resize: ({ sessionId, ...size }) =>
+      Effect.flatMap(CurrentOwner, (owner) => service.resize(owner, id(sessionId), size)),
+    terminal_request_human: ({ sessionId, ...request }) =>
+      Effect.flatMap(CurrentOwner, (owner) => service.requestHuman(owner, id(sessionId), request)),
     terminal_list: () =>
       Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions }))),
     task_output: ({ taskId, timeoutMs, wait }) =>

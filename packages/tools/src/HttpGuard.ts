@@ -7,9 +7,9 @@
  * 2. `Origin`, when a browser sends one, is in an exact allow-list (by default the server's own origins);
  *    `null` and every other origin are 403 — a page on `http://localhost:3000` is another origin.
  * 3. A credential: `Authorization: Bearer <token>`, compared in constant time; or, on the routes that
- *    accept it, the session cookie a page served by this server was given (`sessionCookie`) — with an
+ *    accept it, the session cookie a person got by signing in to the live view (`WebSessions`) — with an
  *    allowed `Origin` on anything but a safe method, so a cross-site form cannot ride it. Otherwise 401
- *    with `WWW-Authenticate: Bearer`.
+ *    with `WWW-Authenticate: Bearer` (or, where the policy says, a page that signs in: the live view's).
  * 4. A `Content-Length` over the body bound is 413 before a byte of it is read; a body without one is
  *    counted while it is read (`readBody`) and refused the same way at the bound, nothing parsed.
  *
@@ -48,6 +48,15 @@ export interface Policy {
   readonly maxBodyBytes: number
   /** The credentials a request may present (default: the bearer header only). */
   readonly credentials?: ((request: HttpServerRequest.HttpServerRequest) => ReadonlyArray<Credential>) | undefined
+  /** Whether a session cookie's value is a live sign-in (without it no cookie counts). */
+  readonly sessions?: { readonly valid: (value: string) => boolean } | undefined
+  /**
+   * The answer to a request refused for want of a credential, instead of the JSON error (`undefined`: the
+   * JSON error): the live view answers its root with the page that signs in.
+   */
+  readonly unauthenticated?:
+    | ((request: HttpServerRequest.HttpServerRequest) => HttpServerResponse.HttpServerResponse | undefined)
+    | undefined
 }
 
 /**
@@ -63,15 +72,6 @@ export const defaultMaxBodyBytes = 4 * 1024 * 1024
  * @since 0.2.0
  */
 export const cookieName = "agent_terminal_session"
-
-/**
- * The value of the session cookie for a token: derived from it (HMAC-SHA256), so the page never holds
- * the token itself and a restart with the same token keeps the page signed in.
- *
- * @since 0.2.0
- */
-export const sessionCookie = (token: Redacted.Redacted<string>): string =>
-  crypto.createHmac("sha256", Redacted.value(token)).update("agent-terminal session cookie").digest("base64url")
 
 const digest = (value: string) => crypto.createHash("sha256").update(value).digest()
 
@@ -115,7 +115,12 @@ const bearerOf = (authorization: string | undefined): string | undefined => {
   return match === null ? undefined : match[1]
 }
 
-const cookieOf = (header: string | undefined, name: string): string | undefined => {
+/**
+ * A cookie's value in a `Cookie` header.
+ *
+ * @since 0.2.0
+ */
+export const cookieOf = (header: string | undefined, name: string): string | undefined => {
   if (header === undefined) return undefined
   for (const part of header.split(";")) {
     const index = part.indexOf("=")
@@ -144,10 +149,10 @@ export const check = (request: HttpServerRequest.HttpServerRequest, policy: Poli
   const token = Redacted.value(policy.token)
   const bearer = accepted.includes("bearer") ? bearerOf(headers["authorization"]) : undefined
   let authenticated = bearer !== undefined && constantTimeEquals(bearer, token)
-  if (!authenticated && accepted.includes("cookie")) {
+  if (!authenticated && accepted.includes("cookie") && policy.sessions !== undefined) {
     const cookie = cookieOf(headers["cookie"], cookieName)
-    authenticated = cookie !== undefined && constantTimeEquals(cookie, sessionCookie(policy.token)) &&
-      (origin !== undefined || safeMethods.has(request.method))
+    authenticated = cookie !== undefined && (origin !== undefined || safeMethods.has(request.method)) &&
+      policy.sessions.valid(cookie)
   }
   if (!authenticated) {
     const presented = headers["authorization"] !== undefined
@@ -295,7 +300,8 @@ export const guard = (policy: Policy) =>
     const refused = check(request, policy)
     if (refused === undefined) return app
     if (refused.status === 413) hold(request)
-    return Effect.succeed(refusal(refused))
+    const page = refused.status === 401 ? policy.unauthenticated?.(request) : undefined
+    return Effect.succeed(page ?? refusal(refused))
   })
 
 /**
@@ -312,6 +318,8 @@ export interface Options {
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
   readonly maxBodyBytes?: number | undefined
   readonly credentials?: Policy["credentials"]
+  readonly sessions?: Policy["sessions"]
+  readonly unauthenticated?: Policy["unauthenticated"]
 }
 
 /**
@@ -332,7 +340,9 @@ export const policyFor = (options: Options): Effect.Effect<Policy, never, HttpSe
         ? options.allowedOrigins
         : HttpListener.originsFor(hosts),
       maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
-      credentials: options.credentials
+      credentials: options.credentials,
+      sessions: options.sessions,
+      unauthenticated: options.unauthenticated
     }
   })
 

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Exec, Session } from "@agent-terminal/core"
+import { type Exec, Session } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
 
 const status = (value: Session.SessionStatus): string =>
@@ -151,6 +151,29 @@ export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxByte
   const fits = Utf8.byteLength(facts) + 1 + Utf8.byteLength(full) <= maxBytes
   return bounded(facts, fits ? full : sessions.map((session) => session.sessionId).join(" "), maxBytes)
 }
+
+/**
+ * A resize's result.
+ *
+ * @since 0.2.0
+ */
+export const resizeResult = (result: Session.ResizeResult, maxBytes: number): string =>
+  bounded(`[size: ${result.cols}x${result.rows}]`, "", maxBytes)
+
+/**
+ * A request for a person: its task, and what the person did once they handed the terminal back.
+ *
+ * @since 0.2.0
+ */
+export const humanRequestResult = (result: Session.HumanRequestResult, maxBytes: number): string =>
+  bounded(
+    `[task: ${result.taskId}] [human: ${result.status}]${
+      result.status === "pending" ? " [task_output with wait: true returns at the hand-back]" : ""
+    }`,
+    result.human === undefined ? "" : Session.humanNoteText(result.human),
+    maxBytes,
+    `[task: ${result.taskId}] [human: ${result.status}]`
+  )
 
 const idFacts = [["sessionId", "session"], ["taskId", "task"], ["field", "field"]] as const
 

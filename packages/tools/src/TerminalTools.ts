@@ -60,7 +60,11 @@ export const TerminalOpen = annotate(
         Session.Argv.annotations({ description: "For type \"command\": the program and its arguments." })
       ),
       cols: Schema.optional(Session.Columns.annotations({ description: "Terminal width (20-1000; default 160)." })),
-      rows: Schema.optional(Session.Rows.annotations({ description: "Terminal height (5-500; default 40)." }))
+      rows: Schema.optional(Session.Rows.annotations({ description: "Terminal height (5-500; default 40)." })),
+      record: Schema.optional(Schema.Boolean.annotations({
+        description: "Record the session (asciicast v2: output, resizes, a marker at each send), for people " +
+          "to replay in the live view."
+      }))
     },
     success: Session.OpenResult,
     failure: Errors.TerminalError
@@ -211,6 +215,60 @@ export const TerminalList = annotate(
     failure: Errors.TerminalError
   }),
   { title: "List terminals", readOnly: true, destructive: false, idempotent: true, openWorld: false }
+)
+
+/**
+ * `terminal_resize`: change a session's terminal size.
+ *
+ * @since 0.2.0
+ */
+export const TerminalResize = annotate(
+  Tool.make("terminal_resize", {
+    description: describe([
+      "Resize a session's terminal (columns x rows): the program gets SIGWINCH and redraws. Refused with",
+      "HumanInControl while a person holds the terminal's control in the live view."
+    ]),
+    parameters: {
+      sessionId,
+      cols: Session.Columns.annotations({ description: "Terminal width (20-1000)." }),
+      rows: Session.Rows.annotations({ description: "Terminal height (5-500)." })
+    },
+    success: Session.ResizeResult,
+    failure: Errors.TerminalError
+  }),
+  { title: "Resize a terminal", readOnly: false, destructive: false, idempotent: true, openWorld: false }
+)
+
+/**
+ * `terminal_request_human`: ask a person to take over a session (shown in the live view).
+ *
+ * @since 0.2.0
+ */
+export const TerminalRequestHuman = annotate(
+  Tool.make("terminal_request_human", {
+    description: describe([
+      "Ask a person to take over a session's terminal in the live view (a password or passphrase you must not",
+      "see, a login, a decision): the request shows in their page with your reason. Returns a taskId at once,",
+      "or with wait: true blocks until the person hands the terminal back (or timeoutMs). Wait with",
+      "task_output (wait: true) — no polling; task_kill withdraws the request. While the person holds the",
+      "control your terminal_send/keys/signals get HumanInControl; terminal_read still works. Your next send",
+      "after the hand-back starts with a note of what they did and what the terminal showed. What they type",
+      "with echo off never reaches you."
+    ]),
+    parameters: {
+      sessionId,
+      reason: Schema.String.annotations({
+        description: "What you need the person to do, shown to them (1-1024 characters)."
+      }),
+      wait: Schema.optional(Schema.Boolean.annotations({
+        description: "Block until the hand-back or timeoutMs (default false: return the taskId at once)."
+      })),
+      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "With wait: give up after this many ms." }))
+    },
+    success: Session.HumanRequestResult,
+    failure: Errors.TerminalError
+  }),
+  { title: "Ask a person to take over", readOnly: false, destructive: false, idempotent: false, openWorld: true }
 )
 
 const taskId = Session.IdString.annotations({ description: "The task's id, as returned with run_in_background." })
@@ -409,6 +467,8 @@ export const TerminalToolkit = Toolkit.make(
   TerminalSignal,
   TerminalClose,
   TerminalList,
+  TerminalResize,
+  TerminalRequestHuman,
   TaskOutput,
   TaskKill,
   ExecTool,

@@ -65,6 +65,10 @@ const render = (name: ToolName, payload: any, result: any, maxBytes: number): st
       return Render.closeResult(result, maxBytes)
     case "terminal_list":
       return Render.listResult(result.sessions, maxBytes)
+    case "terminal_resize":
+      return Render.resizeResult(result, maxBytes)
+    case "terminal_request_human":
+      return Render.humanRequestResult(result, maxBytes)
     case "task_output":
     case "task_kill":
       return Render.taskView(result, maxBytes)

@@ -15,6 +15,12 @@ export * as HttpListener from "./HttpListener.js"
  */
 export * as HttpToken from "./HttpToken.js"
 /**
+ * The live view: every terminal in a browser, the control lease, requests, the audit, recordings.
+ *
+ * @since 0.2.0
+ */
+export * as LiveView from "./LiveView.js"
+/**
  * @since 0.1.0
  */
 export * as McpHttp from "./McpHttp.js"
@@ -50,3 +56,9 @@ export * as ToolCall from "./ToolCall.js"
  * @since 0.1.0
  */
 export * as ToolClient from "./ToolClient.js"
+/**
+ * The live view's sign-ins (per-login random session cookies with an expiry).
+ *
+ * @since 0.2.0
+ */
+export * as WebSessions from "./WebSessions.js"

@@ -2,6 +2,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { describe, expect, it } from "@effect/vitest"
 import * as Redacted from "effect/Redacted"
 import { HttpGuard, HttpListener } from "../src/index.js"
+import * as WebSessions from "../src/WebSessions.js"
 
 const token = Redacted.make("t".repeat(43))
 const hosts = HttpListener.hostsFor({ hostname: "127.0.0.1", port: 7331 })
@@ -62,16 +63,31 @@ describe("HttpGuard.check", () => {
   })
 
   it("the session cookie counts only on routes that accept it, and with an Origin on an unsafe method", () => {
-    const cookie = `other=1; ${HttpGuard.cookieName}=${HttpGuard.sessionCookie(token)}`
+    const sessions = WebSessions.make()
+    const issued = sessions.issue()
+    const cookie = `other=1; ${HttpGuard.cookieName}=${issued.value}`
     const headers = { host: "127.0.0.1:7331", cookie }
     expect(statusOf(headers, "GET")).toBe(401)
-    const view: HttpGuard.Policy = { ...policy, credentials: () => ["bearer", "cookie"] }
+    const view: HttpGuard.Policy = { ...policy, credentials: () => ["bearer", "cookie"], sessions }
     expect(statusOf(headers, "GET", view)).toBe(200)
     expect(statusOf(headers, "POST", view)).toBe(401)
     expect(statusOf({ ...headers, origin: "http://127.0.0.1:7331" }, "POST", view)).toBe(200)
     expect(statusOf({ ...headers, origin: "http://localhost:3000" }, "POST", view)).toBe(403)
     expect(statusOf({ host: "127.0.0.1:7331", cookie: `${HttpGuard.cookieName}=forged` }, "GET", view)).toBe(401)
-    expect(HttpGuard.sessionCookie(token)).not.toContain(Redacted.value(token))
+    expect(issued.value).not.toContain(Redacted.value(token))
+    // a sign-out (or the expiry) ends it
+    sessions.revoke(issued.value)
+    expect(statusOf(headers, "GET", view)).toBe(401)
+  })
+
+  it("a sign-in expires", () => {
+    let now = 1000
+    const sessions = WebSessions.make({ ttlMs: 100, now: () => now })
+    const issued = sessions.issue()
+    expect(sessions.valid(issued.value)).toBe(true)
+    now += 100
+    expect(sessions.valid(issued.value)).toBe(false)
+    expect(sessions.valid("")).toBe(false)
   })
 
   it("413 for a declared body over the bound, before reading it", () => {

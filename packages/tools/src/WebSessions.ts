@@ -1,0 +1,94 @@
+/**
+ * The live view's sign-ins: a person who proves they hold the bearer token (`POST /live/login`) gets a
+ * session — 256 random bits, valid for `ttlMs` (default 12 h) — as an HttpOnly, SameSite=Strict cookie.
+ * The server keeps only a SHA-256 of each value, in memory: a restart signs everyone out, a leaked cookie
+ * ends with its expiry or a sign-out, and nothing about the token can be learnt from it (the cookie was an
+ * HMAC of the token before: valid for as long as the token, and the same for every browser).
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as crypto from "node:crypto"
+
+/**
+ * A new session: its cookie value and when it expires (ms since the epoch).
+ *
+ * @since 0.2.0
+ */
+export interface Issued {
+  readonly value: string
+  readonly expiresAt: number
+}
+
+/**
+ * @since 0.2.0
+ */
+export class WebSessions extends Context.Tag("@agent-terminal/tools/WebSessions")<
+  WebSessions,
+  {
+    readonly issue: () => Issued
+    /** Whether `value` is a live session (an expired one is forgotten). */
+    readonly valid: (value: string) => boolean
+    readonly revoke: (value: string) => void
+    readonly ttlMs: number
+  }
+>() {}
+
+/**
+ * Options of the store.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  /** How long a sign-in lasts (default 12 hours). */
+  readonly ttlMs?: number | undefined
+  /** At most this many live sessions; the oldest goes first (default 256). */
+  readonly max?: number | undefined
+  readonly now?: (() => number) | undefined
+}
+
+const hash = (value: string) => crypto.createHash("sha256").update(value).digest("base64url")
+
+/**
+ * A store in memory.
+ *
+ * @since 0.2.0
+ */
+export const make = (options: Options = {}): WebSessions["Type"] => {
+  const ttlMs = options.ttlMs ?? 12 * 3600 * 1000
+  const max = options.max ?? 256
+  const now = options.now ?? Date.now
+  const live = new Map<string, number>()
+  return {
+    ttlMs,
+    issue: () => {
+      const value = crypto.randomBytes(32).toString("base64url")
+      const expiresAt = now() + ttlMs
+      live.set(hash(value), expiresAt)
+      while (live.size > max) live.delete(live.keys().next().value!)
+      return { value, expiresAt }
+    },
+    valid: (value) => {
+      if (value.length === 0 || value.length > 128) return false
+      const key = hash(value)
+      const expiresAt = live.get(key)
+      if (expiresAt === undefined) return false
+      if (expiresAt <= now()) {
+        live.delete(key)
+        return false
+      }
+      return true
+    },
+    revoke: (value) => {
+      live.delete(hash(value))
+    }
+  }
+}
+
+/**
+ * The store as a layer.
+ *
+ * @since 0.2.0
+ */
+export const layer = (options: Options = {}): Layer.Layer<WebSessions> => Layer.sync(WebSessions, () => make(options))

@@ -1,0 +1,172 @@
+/**
+ * The live view's two WebSockets. `/live/events`: the list of every session (on every change, and each
+ * second for what changes without an event: busy, cwd, the foreground program). `/live/terminal/:id`: one
+ * session's watch — a JSON `snapshot` first, then the pty's bytes as binary messages in order, JSON for
+ * resizes, the exit, a dropped watcher and the control lease — and, from the page, `take`, `input`,
+ * `resize`, `release` (the person is named by the socket's `person` parameter). A socket that holds the
+ * lease when it closes hands it back.
+ */
+import { Oversight } from "@agent-terminal/core"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Socket from "@effect/platform/Socket"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+
+type Write = (chunk: Uint8Array | string | Socket.CloseEvent) => Effect.Effect<void, Socket.SocketError>
+
+const json = (value: unknown) => JSON.stringify(value)
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+
+/** The list, pushed on every change and every `refreshMs`. */
+export const events = (request: HttpServerRequest.HttpServerRequest, refreshMs: number) =>
+  Effect.gen(function*() {
+    const oversight = yield* Oversight.Oversight
+    const socket = yield* request.upgrade
+    // the WebSocket is accepted by the socket's reader: it runs first, the writer waits for it to open
+    const reader = yield* Effect.forkScoped(socket.runRaw(() => {}))
+    const write = yield* socket.writer
+    const push = oversight.sessions.pipe(
+      Effect.flatMap((sessions) => write(json({ type: "sessions", sessions, at: Date.now() })))
+    )
+    const ticks = Stream.merge(
+      oversight.changes,
+      Stream.fromSchedule(Schedule.spaced(Duration.millis(refreshMs))).pipe(Stream.as(undefined))
+    )
+    yield* push
+    yield* ticks.pipe(
+      Stream.debounce(Duration.millis(20)),
+      Stream.runForEach(() => push),
+      Effect.forkScoped
+    )
+    yield* Fiber.join(reader)
+  }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
+
+/** A message from the page. */
+type ClientMessage =
+  | { readonly type: "take" }
+  | { readonly type: "release" }
+  | { readonly type: "input"; readonly data: string }
+  | { readonly type: "resize"; readonly cols: number; readonly rows: number }
+
+const parse = (raw: string | Uint8Array): ClientMessage | undefined => {
+  try {
+    const message = JSON.parse(typeof raw === "string" ? raw : new TextDecoder().decode(raw))
+    if (typeof message !== "object" || message === null) return undefined
+    switch (message.type) {
+      case "take":
+      case "release":
+        return { type: message.type }
+      case "input":
+        return typeof message.data === "string" && message.data.length <= 64 * 1024
+          ? { type: "input", data: message.data }
+          : undefined
+      case "resize":
+        return Number.isInteger(message.cols) && Number.isInteger(message.rows)
+          ? { type: "resize", cols: message.cols, rows: message.rows }
+          : undefined
+      default:
+        return undefined
+    }
+  } catch {
+    return undefined
+  }
+}
+
+const errorOf = (error: { readonly _tag: string; readonly message: string }) =>
+  json({ type: "error", tag: error._tag, message: error.message })
+
+/** A person's view of one session, and their keyboard when they hold its control. */
+export const terminal = (
+  request: HttpServerRequest.HttpServerRequest,
+  sessionId: string,
+  person: string,
+  maxBufferedBytes: number
+) =>
+  Effect.gen(function*() {
+    const oversight = yield* Oversight.Oversight
+    const watch = yield* oversight.watch(sessionId, { maxBufferedBytes })
+    const control = (yield* oversight.sessions).find((session) => session.sessionId === sessionId)?.control
+    const socket = yield* request.upgrade
+    const inbox = yield* Mailbox.make<ClientMessage>()
+    // one message at a time, in order (the socket would run each message's effect on its own fiber); the
+    // reader accepts the WebSocket, so it runs first and the writer waits for it to open
+    const reader = yield* Effect.forkScoped(socket.runRaw((raw) => {
+      const message = parse(raw)
+      if (message !== undefined) inbox.unsafeOffer(message)
+    }))
+    const write: Write = yield* socket.writer
+    const { snapshot } = watch
+    yield* write(json({
+      type: "snapshot",
+      sessionId,
+      person,
+      cols: snapshot.cols,
+      rows: snapshot.rows,
+      data: snapshot.data,
+      pending: base64(snapshot.pending),
+      status: snapshot.status,
+      control: control ?? null
+    }))
+    yield* watch.events.pipe(
+      Stream.runForEach((event) => {
+        switch (event._tag) {
+          case "Output":
+            return write(event.data)
+          case "Resized":
+            return write(json({ type: "resized", cols: event.cols, rows: event.rows }))
+          case "Exited":
+            return write(json({ type: "exited", exitCode: event.exitCode, signal: event.signal }))
+          case "Dropped":
+            return write(json({ type: "dropped", reason: event.reason }))
+        }
+      }),
+      Effect.zipRight(write(new Socket.CloseEvent(1000, "the watch ended"))),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    const taken = { now: false }
+    const answer = (
+      message: ClientMessage
+    ): Effect.Effect<void, Socket.SocketError | { readonly _tag: string; readonly message: string }> => {
+      switch (message.type) {
+        case "take":
+          return oversight.take(sessionId, person).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                taken.now = true
+              })
+            ),
+            Effect.flatMap((state) => write(json({ type: "control", control: state })))
+          )
+        case "release":
+          return oversight.handBack(sessionId, person).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                taken.now = false
+              })
+            ),
+            Effect.flatMap((note) => write(json({ type: "control", control: null, note })))
+          )
+        case "input":
+          return oversight.input(sessionId, person, message.data)
+        case "resize":
+          return Effect.asVoid(oversight.resize(sessionId, person, message.cols, message.rows))
+      }
+    }
+    yield* inbox.take.pipe(
+      Effect.flatMap((message) =>
+        answer(message).pipe(
+          Effect.catchAll((error) => Socket.isSocketError(error) ? Effect.fail(error) : write(errorOf(error)))
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() => taken.now ? Effect.ignore(oversight.handBack(sessionId, person)) : Effect.void)
+    yield* Fiber.join(reader)
+  }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
