@@ -1,5 +1,5 @@
 /**
- * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `bench`.
+ * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `replay`, `bench`.
  */
 import { Command } from "@effect/cli"
 import * as Bench from "./bench/Bench.js"
@@ -7,6 +7,7 @@ import * as Console from "./Console.js"
 import * as Daemon from "./Daemon.js"
 import * as Demo from "./Demo.js"
 import * as Mcp from "./Mcp.js"
+import * as Replay from "./Replay.js"
 import * as Serve from "./Serve.js"
 
 const demo = Command.make(
@@ -47,7 +48,7 @@ const console = Command.make(
 
 const root = Command.make("agent-terminal").pipe(
   Command.withDescription("Persistent, interactive terminal sessions for AI agents."),
-  Command.withSubcommands([demo, mcp, serve, console, Bench.command])
+  Command.withSubcommands([demo, mcp, serve, console, Replay.command, Bench.command])
 )
 
 /** Run the CLI with the process's arguments. */
