@@ -284,7 +284,9 @@ export const layer = (
       )
     )),
     Layer.provide(Handlers.layer),
-    Layer.provide(NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host }))
+    Layer.provideMerge(
+      NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host })
+    )
   )
 }
 

@@ -86,14 +86,8 @@ export const layerNone: Layer.Layer<Recordings> = Layer.succeed(Recordings, none
  */
 export const layerMemory: Layer.Layer<Recordings> = Layer.sync(Recordings, () => makeMemory())
 
-const lineBytes = (line: string): number => {
-  let bytes = 1
-  for (let i = 0; i < line.length; i++) {
-    const code = line.charCodeAt(i)
-    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdbff ? (i++, 4) : 3
-  }
-  return bytes
-}
+/** A line's size in the file: its UTF-8 bytes and the newline. */
+const lineBytes = (line: string): number => Buffer.byteLength(line, "utf8") + 1
 
 /**
  * Recordings in memory (tests): every line kept.

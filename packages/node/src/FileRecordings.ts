@@ -24,6 +24,9 @@ export interface Options {
 
 const validName = /^[A-Za-z0-9._-]{1,200}\.cast$/
 
+/** Write what is gathered at the latest once it reaches this many characters. */
+const FLUSH_BYTES = 256 * 1024
+
 /**
  * The store over `options.directory`.
  *
@@ -45,12 +48,30 @@ export const make = (options: Options): Recording.Recordings["Type"] => {
           stream.on("error", () => {
             failed = true
           })
+          // lines are gathered and written once per turn of the event loop (or every 256 KiB): one write
+          // per pty chunk cost a thread-pool round trip each (measured: docs/performance.md, live group)
+          let pending: Array<string> = []
+          let pendingBytes = 0
+          let scheduled: NodeJS.Immediate | undefined
+          const flush = () => {
+            if (scheduled !== undefined) clearImmediate(scheduled)
+            scheduled = undefined
+            if (pending.length === 0 || failed) return
+            stream.write(pending.join(""))
+            pending = []
+            pendingBytes = 0
+          }
           return Option.some({
             name,
             write: (line: string) => {
-              if (!failed) stream.write(`${line}\n`)
+              if (failed) return
+              pending.push(line, "\n")
+              pendingBytes += line.length + 1
+              if (pendingBytes >= FLUSH_BYTES) flush()
+              else scheduled ??= setImmediate(flush)
             },
             close: Effect.async<void>((resume) => {
+              flush()
               if (stream.closed) return resume(Effect.void)
               stream.end(() => resume(Effect.void))
             })

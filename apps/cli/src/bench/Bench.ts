@@ -13,6 +13,7 @@ import { daemon } from "./Daemon.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
+import { live } from "./Live.js"
 import { mcpPath } from "./McpPath.js"
 import { memory } from "./Memory.js"
 import type { Metric } from "./Metric.js"
@@ -38,7 +39,8 @@ export const groups: ReadonlyArray<Group> = [
   transcript,
   mcpPath,
   sandbox,
-  daemon
+  daemon,
+  live
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

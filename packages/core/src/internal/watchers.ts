@@ -95,12 +95,12 @@ export class Watchers {
         }),
         () => Effect.sync(() => this.#end(watcher))
       )
+      // taken a chunk at a time (what waited together), the backlog counted down without an effect per event
       const events = Mailbox.toStream(mailbox).pipe(
-        Stream.tap((event) =>
-          Effect.sync(() => {
-            watcher.buffered -= sizeOf(event)
-          })
-        )
+        Stream.mapChunks((chunk) => {
+          for (const event of chunk) watcher.buffered -= sizeOf(event)
+          return chunk
+        })
       )
       return { snapshot, events }
     })
