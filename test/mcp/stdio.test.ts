@@ -26,6 +26,8 @@ describe("MCP over stdio with a real client", () => {
         "terminal_list",
         "terminal_open",
         "terminal_read",
+        "terminal_request_human",
+        "terminal_resize",
         "terminal_send",
         "terminal_signal"
       ])
