@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { Matcher } from "@agent-terminal/terminal"
 import * as Schema from "effect/Schema"
 
 /**
@@ -19,6 +20,7 @@ export type SessionType = typeof SessionType.Type
  * Why a send returned.
  *
  * - `prompt`: the shell is back at its prompt (the command ended; `exitCode` is its status).
+ * - `matched`: the output showed what `waitFor` waited for (`match`); the program may still run.
  * - `stdin_read`: the foreground program is blocked reading this terminal (a REPL, a question).
  * - `inferred_idle`: no output for a while — a guess; the program may still be running.
  * - `timeout`: the deadline passed; nothing was killed.
@@ -29,6 +31,7 @@ export type SessionType = typeof SessionType.Type
  */
 export const WaitReason = Schema.Literal(
   "prompt",
+  "matched",
   "stdin_read",
   "inferred_idle",
   "timeout",
@@ -285,6 +288,88 @@ export const OpenResult = Schema.Struct({
 export type OpenResult = typeof OpenResult.Type
 
 /**
+ * What a send (or a look at a task) waits for besides readiness: exactly one of `text` (a literal text in the
+ * output), `regex` (a JavaScript regular expression, with optional `flags` among `i`, `m`, `s`, `u`; refused
+ * when it does not compile or nests a repetition in a repetition) or `screenStableMs` (no change on the
+ * screen for that long: a full-screen program has drawn). The output looked at is what appeared since the
+ * send began (for a task: since the previous look), the echo of the typed line left out.
+ *
+ * @since 0.3.0
+ */
+export const WaitFor = Schema.Struct({
+  text: Schema.optional(Schema.String.pipe(
+    Schema.filter((text) => text.length >= 1 && text.length <= Matcher.MAX_PATTERN_CHARS, {
+      message: () => `must be a string of 1 to ${Matcher.MAX_PATTERN_CHARS} characters`,
+      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
+    })
+  )),
+  regex: Schema.optional(Schema.String.pipe(
+    Schema.filter((source) => Matcher.regexProblem(source) === undefined, {
+      message: (issue) => Matcher.regexProblem(String(issue.actual)) ?? "must be a regular expression",
+      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
+    })
+  )),
+  flags: Schema.optional(Schema.String.pipe(
+    Schema.filter((flags) => /^[imsu]{0,4}$/.test(flags) && new Set(flags).size === flags.length, {
+      message: () => "must be some of the flags i, m, s, u (each at most once)",
+      jsonSchema: { pattern: "^[imsu]{0,4}$" }
+    })
+  )),
+  screenStableMs: Schema.optional(integerBetween(1, bounds.maxMillis, " number of milliseconds"))
+}).pipe(
+  Schema.filter((condition) => {
+    const given = (condition.text !== undefined ? 1 : 0) + (condition.regex !== undefined ? 1 : 0) +
+      (condition.screenStableMs !== undefined ? 1 : 0)
+    if (given !== 1) return "give exactly one of text, regex or screenStableMs"
+    if (condition.flags !== undefined && condition.regex === undefined) return "flags go with regex only"
+    if (condition.regex !== undefined && condition.flags !== undefined) {
+      return Matcher.regexProblem(condition.regex, condition.flags)
+    }
+    return undefined
+  }, { jsonSchema: {} })
+)
+/** @since 0.3.0 */
+export type WaitFor = typeof WaitFor.Type
+
+/**
+ * What `waitFor` found: the matched text (empty for `screenStableMs`) and a regex's groups (`null` for one
+ * that took no part), numbered from 1 in `groups`, by name in `named`.
+ *
+ * @since 0.3.0
+ */
+export const Match = Schema.Struct({
+  text: Schema.String,
+  groups: Schema.optional(Schema.Array(Schema.NullOr(Schema.String))),
+  named: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }))
+})
+/** @since 0.3.0 */
+export type Match = typeof Match.Type
+
+/**
+ * One input of a batch (`steps`): the input fields of a send with its own wait.
+ *
+ * @since 0.3.0
+ */
+export const Step = Schema.Struct({
+  text: Schema.optional(Schema.String),
+  keys: Schema.optional(KeyNames),
+  paste: Schema.optional(Schema.String),
+  submit: Schema.optional(Schema.Boolean),
+  waitFor: Schema.optional(WaitFor),
+  timeoutMs: Schema.optional(Millis),
+  idleMs: Schema.optional(Millis)
+})
+/** @since 0.3.0 */
+export type Step = typeof Step.Type
+
+/**
+ * The most steps in one batch.
+ *
+ * @since 0.3.0
+ */
+export const maxSteps = 64
+
+/**
  * Input for a session: `text` (typed as exact UTF-8, then Enter unless `submit` is false), named `keys`,
  * or `paste` (bracketed when the program enabled it).
  *
@@ -298,7 +383,18 @@ export const SendRequest = Schema.Struct({
   timeoutMs: Schema.optional(Millis),
   idleMs: Schema.optional(Millis),
   /** Return at once with a `taskId`; the send runs on until the prompt is back (or the session ends). */
-  background: Schema.optional(Schema.Boolean)
+  background: Schema.optional(Schema.Boolean),
+  /** Settle as `matched` as soon as the output shows this (a background send: its first return). */
+  waitFor: Schema.optional(WaitFor),
+  /** Several inputs in order, each waiting for its own readiness, instead of `text`/`keys`/`paste`. */
+  steps: Schema.optional(
+    Schema.Array(Step).pipe(
+      Schema.filter((steps) => steps.length >= 1 && steps.length <= maxSteps, {
+        message: () => `must be an array of 1 to ${maxSteps} steps`,
+        jsonSchema: { minItems: 1, maxItems: maxSteps }
+      })
+    )
+  )
 })
 /** @since 0.1.0 */
 export type SendRequest = typeof SendRequest.Type
@@ -316,6 +412,23 @@ export const ScreenSnapshot = Schema.Struct({
 export type ScreenSnapshot = typeof ScreenSnapshot.Type
 
 /**
+ * What one step of a batch saw: its output (within its share of `maxResultBytes`) and how its wait ended.
+ *
+ * @since 0.3.0
+ */
+export const StepResult = Schema.Struct({
+  output: Schema.String,
+  waitReason: WaitReason,
+  exitCode: Schema.optional(Schema.Number),
+  match: Schema.optional(Match),
+  truncated: Schema.Boolean,
+  continuation: Schema.optional(Schema.Boolean),
+  elapsedMs: Schema.Number
+})
+/** @since 0.3.0 */
+export type StepResult = typeof StepResult.Type
+
+/**
  * What a send saw.
  *
  * @since 0.1.0
@@ -331,6 +444,14 @@ export const SendResult = Schema.Struct({
   continuation: Schema.optional(Schema.Boolean),
   /** The background task running this send (`background: true`). */
   taskId: Schema.optional(Schema.String),
+  /** What `waitFor` found (`waitReason: "matched"`). */
+  match: Schema.optional(Match),
+  /**
+   * A batch (`steps`): each step that ran, in order. The other fields are those of the last one.
+   */
+  steps: Schema.optional(Schema.Array(StepResult)),
+  /** A batch stopped early: the index (from 0) of the step whose end (timeout, inferred_idle, session_exit) stopped the rest. */
+  stoppedAt: Schema.optional(Schema.Number),
   elapsedMs: Schema.Number
 })
 /** @since 0.1.0 */

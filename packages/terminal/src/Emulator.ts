@@ -20,6 +20,8 @@ import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
 import { boundStringSequences, coreOf, eraseAbove, recoverFromThrow, SmallOscHandler } from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
+import type * as Matcher from "./Matcher.js"
+import { OutputWatch, type WatchOptions } from "./OutputWatch.js"
 import * as Paging from "./Paging.js"
 import * as ShellMarkers from "./ShellMarkers.js"
 import * as Utf8 from "./Utf8.js"
@@ -99,6 +101,11 @@ export const MARKER_PAYLOAD_LIMIT = 1024
  */
 export const STRING_PAYLOAD_LIMIT = 8192
 
+/** What the emulator hands every row that scrolls off the screen for good (captures, watches). */
+interface RowSink {
+  pushRow(row: number, text: string, wrapped: boolean, bytes: number): void
+}
+
 const XTERM_SCROLLBACK = 64
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
@@ -122,7 +129,8 @@ export class Emulator {
   readonly #terminal: xterm.Terminal
   readonly #core: Core
   readonly #decoder = new TextDecoder("utf-8")
-  #captures: Array<Capture> = []
+  /** What receives the rows that scroll off: open captures and watches. */
+  #captures: Array<RowSink> = []
   readonly #disposers: Array<Disposable> = []
   #normal: CoreBuffer
   #trimListener: Disposable
@@ -259,6 +267,29 @@ export class Emulator {
     const capture = new Capture(start, budget, (row, col) => this.#rowText(row, 0, col).length)
     this.#captures = [...this.#captures, capture]
     return capture
+  }
+
+  /**
+   * Look for `target` in the output from `start` on (see `OutputWatch`): `hold` keeps the rows until
+   * `begin` says where the output begins; `echo` leaves out the echo of that typed line. `unwatch` ends it.
+   */
+  watch(
+    start: Position,
+    target: Matcher.Pattern,
+    options: WatchOptions = {}
+  ): OutputWatch {
+    const watch = new OutputWatch(start, target, {
+      cutAt: (row, col) => this.#rowText(row, 0, col).length,
+      live: (from) => this.#liveFrom(from)
+    }, options)
+    this.#captures = [...this.#captures, watch]
+    return watch
+  }
+
+  /** Stop a watch. */
+  unwatch(watch: OutputWatch): void {
+    this.#captures = this.#captures.filter((open) => open !== watch)
+    watch.closed = true
   }
 
   /** End a capture and render what it saw up to `end` (default: the cursor). */
@@ -444,6 +475,22 @@ export class Emulator {
     const line = this.#line(row)
     if (line === undefined) return ""
     return lineText(line, endCol === undefined && !this.#rowWrapped(row + 1), startCol, endCol)
+  }
+
+  /**
+   * The rows from `from` (or the first row not scrolled off, if later) to the cursor's, as one text; while a
+   * full-screen program holds the alternate screen, its rows follow.
+   */
+  #liveFrom(from: Position): { text: string; continues: boolean } {
+    const first = Math.max(from.row, this.#harvested)
+    const cursor = this.cursor()
+    let text = ""
+    for (let row = first; row <= cursor.row; row++) {
+      const piece = this.#rowText(row, row === from.row ? from.col : 0, undefined)
+      text += row > first && !this.#rowWrapped(row) ? `\n${piece}` : piece
+    }
+    if (this.modes.alternateScreen) text += `${text === "" ? "" : "\n"}${this.screen().rows.join("\n")}`
+    return { text, continues: first > from.row && this.#rowWrapped(first) }
   }
 
   #liveLines(): Array<{ text: string; wrapped: boolean }> {

@@ -97,6 +97,7 @@ export const resultOf = (
     ...(screen !== undefined ? { screen: { rows: screen.rows, cursor: screen.cursor } } : {}),
     truncated: truncated || cut.truncated,
     ...(continuation ? { continuation: true } : {}),
+    ...(decisive._tag === "Matched" ? { match: decisive.match } : {}),
     elapsedMs
   }
 }
