@@ -63,7 +63,7 @@ export const settingsOptions = {
   maxResultBytes: integer(
     "max-result-bytes",
     "AGENT_TERMINAL_MAX_RESULT_BYTES",
-    "Bound of every tool result's text (bytes, at least 64; default 262144)."
+    "Bound of every tool result's text (bytes, at least 64; default 32768)."
   ),
   maxInputBytes: integer(
     "max-input-bytes",

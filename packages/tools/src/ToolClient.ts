@@ -56,7 +56,7 @@ export class ToolClient extends Context.Tag("@agent-terminal/tools/ToolClient")<
  * @since 0.1.0
  */
 export interface Options {
-  /** Bound of every rendered result (at least 64; default 262144). */
+  /** Bound of every rendered result (at least 64; default 32768). */
   readonly maxResultBytes?: number | undefined
   /** The owner of the calls (default `local`); sessions are visible only to their owner. */
   readonly owner?: string | undefined

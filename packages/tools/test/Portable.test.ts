@@ -66,7 +66,7 @@ describe("ToolClient: the tools from an Effect program", () => {
   it.effect("calls through the same path as MCP, as the client's owner", () =>
     Effect.gen(function*() {
       const tools = yield* ToolClient.ToolClient
-      expect(tools.maxResultBytes).toBe(262144)
+      expect(tools.maxResultBytes).toBe(32768)
       const opened = yield* tools.call("terminal_open", {})
       const sessionId = opened.structured.sessionId as string
       const listed = yield* tools.call("terminal_list")
