@@ -4,7 +4,7 @@
  * token, `Host`, `Origin`, body bound) on a Node server with `HttpListener`'s limits.
  */
 import type { PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
-import { Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
+import { Deployment, Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -226,7 +226,8 @@ export const serve = <E>(
   http: HttpSettings,
   token: HttpToken.Loaded,
   terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime, E>,
-  serverInfo: { readonly name: string; readonly version: string }
+  serverInfo: { readonly name: string; readonly version: string },
+  deployment: Deployment.Deployment = Deployment.all
 ) => {
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
@@ -244,6 +245,7 @@ export const serve = <E>(
       sessionIdleMs: http.sessionIdleMs,
       maxSessions: http.maxSessions,
       maxBodyBytes: http.maxBodyBytes,
+      deployment,
       path: "/mcp"
     }),
     HttpGuard.layer({

@@ -8,7 +8,7 @@
  */
 import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
 import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
-import { Handlers, type HttpToken, McpStdio } from "@agent-terminal/tools"
+import { Deployment, Handlers, type HttpToken, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -161,11 +161,49 @@ export const sandboxOptions = {
 /** The sandbox options, as parsed. */
 export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
 
+/**
+ * What the server exposes (`Deployment`): `--tools terminal,tasks,exec` (an allow-list of tool groups) and
+ * `--no-background` (no run_in_background, no exec background), each with an environment fallback.
+ */
+export const deploymentOptions = {
+  tools: text(
+    "tools",
+    "AGENT_TERMINAL_TOOLS",
+    "The tool groups served, comma-separated: terminal (terminal_*), tasks (task_output, task_kill), exec " +
+      "(exec, process), or all (the default)."
+  ),
+  noBackground: Options.boolean("no-background").pipe(
+    Options.withDescription(
+      "Offer no background work: run_in_background (terminal_send) and background (exec) leave the tools' " +
+        "schemas and are refused. Environment: AGENT_TERMINAL_NO_BACKGROUND=1."
+    ),
+    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_NO_BACKGROUND")),
+    Options.withDefault(false)
+  )
+}
+
+/** The deployment options, as parsed. */
+export type DeploymentOptions = {
+  readonly [K in keyof typeof deploymentOptions]: Parsed<(typeof deploymentOptions)[K]>
+}
+
+/** The deployment the options ask for, or why the tool list is refused. */
+export const deploymentFrom = (
+  options: DeploymentOptions
+): Either.Either<Deployment.Deployment, { readonly field: string; readonly message: string }> => {
+  const list = given(options.tools)
+  const tools = list === undefined ? Either.right(Deployment.groups) : Deployment.parseTools(list)
+  return Either.match(tools, {
+    onLeft: (reason) => Either.left({ field: "tools", message: `--tools: ${reason}` }),
+    onRight: (groups) => Either.right({ tools: groups, background: !options.noBackground })
+  })
+}
+
 /** Every option of `agent-terminal mcp`. */
-export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...HttpTransport.httpOptions }
+export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...HttpTransport.httpOptions, ...deploymentOptions }
 
 /** The options of `agent-terminal mcp`, as parsed. */
-export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions
+export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions & DeploymentOptions
 
 const flags: Record<string, string> = {
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
@@ -187,6 +225,7 @@ const flags: Record<string, string> = {
   networkTool: "--network-tool / AGENT_TERMINAL_NETWORK_TOOL",
   pidsMax: "--pids-max / AGENT_TERMINAL_PIDS_MAX",
   memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
+  tools: "--tools / AGENT_TERMINAL_TOOLS",
   ...HttpTransport.flags
 }
 
@@ -319,11 +358,13 @@ const stdinClosed = Effect.gen(function*() {
 const serveStdioWith = (
   settings: TerminalConfig.TerminalConfig,
   input: TerminalConfig.TerminalConfigInput,
-  sandbox?: Bubblewrap.Options
+  sandbox?: Bubblewrap.Options,
+  deployment: Deployment.Deployment = Deployment.all
 ) => {
   const server = McpStdio.layer({
     ...serverInfo,
     maxResultBytes: settings.maxResultBytes,
+    deployment,
     owner: stdioOwner,
     input: process.stdin,
     output: process.stdout
@@ -357,6 +398,8 @@ const hidingToken = (
 export const run = (options: McpOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
+      const deployment = deploymentFrom(options)
+      if (Either.isLeft(deployment)) return refuse(deployment.left.field, deployment.left.message)
       const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
       const notice = unconfined
         ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
@@ -365,7 +408,9 @@ export const run = (options: McpOptions) =>
             Bubblewrap.networkOf(sandbox.network)
         )
       const port = given(options.http)
-      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox))
+      if (port === undefined) {
+        return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox, deployment.right))
+      }
       const http = HttpTransport.settingsFrom(port, options)
       if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
       return HttpTransport.loadToken(options).pipe(
@@ -379,7 +424,8 @@ export const run = (options: McpOptions) =>
                 http.right,
                 token,
                 terminalLayer(input, hidingToken(sandbox, token)),
-                serverInfo
+                serverInfo,
+                deployment.right
               )
             )
         })
