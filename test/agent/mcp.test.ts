@@ -178,4 +178,26 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       await client.close()
     }
   })
+
+  it("seq 1 10000 with the defaults: the text a model reads keeps head and tail within 32 KiB and names the terminal_read call", async () => {
+    const { client } = await connectStdio()
+    try {
+      const sessionId = await open(client)
+      const sent = await call(client, "terminal_send", { sessionId, text: "seq 1 10000" })
+      const text = textOf(sent)
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(32 * 1024)
+      expect(text.startsWith("[wait: prompt] [exit: 0] [truncated]\n1\n2\n")).toBe(true)
+      expect(text.endsWith("\n9999\n10000")).toBe(true)
+      const hint = /terminal_read (\{[^}]+\}) shows them/.exec(text)
+      expect(hint).not.toBeNull()
+      const request = JSON.parse(hint![1]!)
+      const read = await call(client, "terminal_read", request)
+      const shown = structured(read).text.split("\n")
+      expect(shown.length).toBe(request.count)
+      expect(text).toContain(`\n${Number(shown[0]) - 1}\n`)
+      expect(text).toContain(`\n${Number(shown[shown.length - 1]) + 1}\n`)
+    } finally {
+      await client.close()
+    }
+  })
 })

@@ -350,8 +350,11 @@ export class Emulator {
     return parts.join("")
   }
 
-  /** A page of the whole transcript (the log plus what is on screen), for `terminal_read`. */
-  page(request: Paging.PageRequest): ReturnType<typeof Paging.page> {
+  /**
+   * The whole transcript (the log plus what is on screen) as `terminal_read` pages it: lines `first` to
+   * `first + total - 1`, `offset` counted back from the newest.
+   */
+  transcript(): { readonly first: number; readonly total: number; readonly line: (index: number) => string } {
     const live = this.#liveLines()
     const logEnd = this.log.endIndex
     const joinsLast = live.length > 0 && live[0]!.wrapped && logEnd > this.log.firstIndex
@@ -362,7 +365,12 @@ export class Emulator {
       if (index < logEnd) return this.log.get(index) ?? ""
       return liveTexts[index - logEnd + (joinsLast ? 1 : 0)] ?? ""
     }
-    return Paging.page({ first: this.log.firstIndex, total: total - this.log.firstIndex, line }, request)
+    return { first: this.log.firstIndex, total: total - this.log.firstIndex, line }
+  }
+
+  /** A page of the whole transcript (the log plus what is on screen), for `terminal_read`. */
+  page(request: Paging.PageRequest): ReturnType<typeof Paging.page> {
+    return Paging.page(this.transcript(), request)
   }
 
   /**
