@@ -11,13 +11,20 @@ const open = async (client: Client) => structured(await call(client, "terminal_o
 
 describe("the agent's side over a real MCP client (stdio)", () => {
   it("initialize carries the instructions, the same text Portable and Instructions give", async () => {
-    const { client } = await connectStdio()
+    const { client, stderr } = await connectStdio()
     try {
       const instructions = client.getInstructions()
       expect(instructions).toBe(Instructions.text())
       expect(instructions).toContain("inferred_idle")
       expect(instructions).toContain("waitFor")
       expect(instructions).toContain("terminal_close")
+      // the server logs what the host gives (agent-terminal doctor's findings) at start, on stderr
+      const deadline = Date.now() + 20_000
+      while (!stderr.join("").includes("ok      pty:") && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(stderr.join("")).toContain("host check (agent-terminal doctor)")
+      expect(stderr.join("")).toContain("ok      pty:")
     } finally {
       await client.close()
     }

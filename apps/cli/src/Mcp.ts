@@ -7,7 +7,7 @@
  * validated once at startup: an invalid one is printed on stderr, naming the field, and the exit code is 2.
  */
 import { Ids, Sandbox, ShellDialects, TerminalConfig } from "@agent-terminal/core"
-import { Bubblewrap, NodeTerminal } from "@agent-terminal/node"
+import { Bubblewrap, Doctor as NodeDoctor, NodeTerminal } from "@agent-terminal/node"
 import { Deployment, Handlers, type HttpToken, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
@@ -18,6 +18,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as Doctor from "./Doctor.js"
 import * as HttpTransport from "./HttpTransport.js"
 
 /** The server's name and version as announced in `initialize`. */
@@ -407,9 +408,26 @@ export const run = (options: McpOptions) =>
           `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
             Bubblewrap.networkOf(sandbox.network)
         )
+      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr)
+      const summary = Effect.fork(
+        Doctor.findings({
+          sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
+          network: sandbox === undefined ? Option.none() : Option.some(Bubblewrap.networkOf(sandbox.network)),
+          networkTool: Option.fromNullable(sandbox?.networkTool),
+          http: given(options.http) !== undefined,
+          tokenFile: options.tokenFile
+        }).pipe(Effect.flatMap((checks) => {
+          const missing = NodeDoctor.missing(checks)
+          const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
+          return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
+        }))
+      )
       const port = given(options.http)
       if (port === undefined) {
-        return Effect.zipRight(notice, serveStdioWith(settings, input, sandbox, deployment.right))
+        return notice.pipe(
+          Effect.zipRight(summary),
+          Effect.zipRight(serveStdioWith(settings, input, sandbox, deployment.right))
+        )
       }
       const http = HttpTransport.settingsFrom(port, options)
       if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
@@ -418,7 +436,7 @@ export const run = (options: McpOptions) =>
           onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
           onSuccess: (token) =>
             Effect.zipRight(
-              notice,
+              Effect.zipRight(notice, summary),
               HttpTransport.serve(
                 settings,
                 http.right,
