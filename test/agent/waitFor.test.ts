@@ -87,4 +87,18 @@ layer(TestTerminal({ idleSilenceMs: 1000, idleWhileRunning: true }), { excludeTe
       expect(started.exitCode).toBe(9)
       expect(started.taskId).toMatch(/^t-/)
     }))
+
+  it.scoped("screenStableMs on htop returns once its first screen is drawn (matched, with the screen); q leaves it", () =>
+    Effect.gen(function*() {
+      const { keys, send } = yield* openShell()
+      const drawn = yield* send("htop -d 50", { waitFor: { screenStableMs: 300 }, timeoutMs: 20_000 })
+      expect(drawn.waitReason).toBe("matched")
+      expect(drawn.match).toEqual({ text: "" })
+      expect(drawn.screen).toBeDefined()
+      const screen = drawn.screen!.rows.join("\n")
+      expect(screen).toMatch(/Mem|Swp/)
+      expect(screen).toMatch(/PID/)
+      const left = yield* keys(["q"])
+      expect(left.waitReason).toBe("prompt")
+    }))
 })

@@ -28,13 +28,14 @@ export interface Screen {
  * @since 0.3.0
  */
 export interface WatchOptions {
-  readonly hold?: boolean | undefined
+  /** Hold the rows until this tells where the output begins (asked on every row while holding). */
+  readonly hold?: (() => Position | undefined) | undefined
   readonly echo?: string | undefined
   readonly seed?: string | undefined
 }
 
 /** Rows held before `begin` (the echo of a command line): far more than a command line's rows. */
-const MAX_HELD_ROWS = 256
+const MAX_HELD_ROWS = 4096
 
 /**
  * The echo of a typed line, decided once that line is complete: the line is the typed text, or blank.
@@ -53,6 +54,7 @@ export class OutputWatch {
   #start: Position
   /** Rows waiting for `begin`; `undefined` once begun. */
   #held: Array<{ row: number; text: string; wrapped: boolean }> | undefined
+  readonly #beginsAt: (() => Position | undefined) | undefined
   /** Something final was appended (the next row starts a new line unless it continues this one). */
   #any = false
   /** The typed line whose echo is left out, until the first line is decided. */
@@ -76,7 +78,8 @@ export class OutputWatch {
       this.#any = true
     }
     this.#screen = screen
-    this.#held = options.hold === true ? [] : undefined
+    this.#held = options.hold !== undefined ? [] : undefined
+    this.#beginsAt = options.hold
     this.#echo = options.echo
   }
 
@@ -85,9 +88,16 @@ export class OutputWatch {
     return this.#start
   }
 
-  /** Whether the watch still waits for `begin`. */
+  /** Whether the watch still waits for `begin` (asking `hold` once more). */
   get holding(): boolean {
+    this.#beginIfKnown()
     return this.#held !== undefined
+  }
+
+  #beginIfKnown(): void {
+    if (this.#held === undefined) return
+    const at = this.#beginsAt?.()
+    if (at !== undefined) this.begin(at)
   }
 
   /** The output begins at `position` (rows before it, held so far, are dropped). */
@@ -102,6 +112,7 @@ export class OutputWatch {
   /** @internal A row scrolled off the screen for good. */
   pushRow(row: number, text: string, wrapped: boolean, _bytes: number): void {
     if (row < this.#start.row) return
+    this.#beginIfKnown()
     if (this.#held !== undefined) {
       this.#held.push({ row, text, wrapped })
       if (this.#held.length > MAX_HELD_ROWS) this.#held.shift()
@@ -112,7 +123,7 @@ export class OutputWatch {
 
   /** The first match in the output so far; `undefined` while none (or while holding). */
   check(): Matcher.Match | undefined {
-    if (this.#held !== undefined) return undefined
+    if (this.holding) return undefined
     if (this.#matcher.found !== undefined) return this.#matcher.found
     const live = this.#screen.live(this.#start)
     const joined = live.text === "" ? "" : this.#any && !live.continues ? `\n${live.text}` : live.text

@@ -48,7 +48,7 @@ const awaitOutputSince = (
   if (condition.screenStableMs !== undefined) {
     return awaitStableScreen(runtime, deps.timers, condition.screenStableMs, undefined)
   }
-  if (since === undefined) return awaitMatch(runtime, begun.watch.output!, begun.baseline)
+  if (since === undefined) return awaitMatch(runtime, begun.watch.output!)
   return Effect.acquireUseRelease(
     Effect.sync(() => {
       const top = runtime.emulator.screenTop()
@@ -59,7 +59,7 @@ const awaitOutputSince = (
       )
       return runtime.emulator.watch(start, target, { seed })
     }),
-    (output) => awaitMatch(runtime, output, begun.baseline),
+    (output) => awaitMatch(runtime, output),
     (output) => Effect.sync(() => runtime.emulator.unwatch(output))
   )
 }

@@ -25,22 +25,12 @@ export const matchOf = (found: Matcher.Match): Match => ({
 /**
  * Wait until `output` finds its pattern. A match that reaches the end of what arrived (`port (\d+)` with
  * only `port 80` in yet) is taken once output pauses for an event-loop turn, so it is not cut short.
- * `baseline`: while the watch holds its rows, the shell's command-start marker after it says where the
- * output begins (past the echo of the command line).
  */
-export const awaitMatch = (
-  session: SessionRuntime,
-  output: OutputWatch.OutputWatch,
-  baseline: number
-): Effect.Effect<Match> =>
+export const awaitMatch = (session: SessionRuntime, output: OutputWatch.OutputWatch): Effect.Effect<Match> =>
   Effect.gen(function*() {
     const { activity } = session
     while (true) {
       const changed = activity.version
-      if (output.holding) {
-        const start = commandStart(session.shell.since(baseline))
-        if (start !== undefined) output.begin(start.at)
-      }
       const found = output.check()
       if (found !== undefined) {
         if (!found.atEnd) return matchOf(found)
@@ -94,7 +84,7 @@ export const awaitStableScreen = (
 export const matchTier = (watch: Watch, waitFor: WaitFor): Effect.Effect<Decisive> | undefined => {
   const { session } = watch
   const settled = (match: Match): Decisive => ({ _tag: "Matched", end: session.emulator.cursor(), match })
-  if (watch.output !== undefined) return Effect.map(awaitMatch(session, watch.output, watch.baseline), settled)
+  if (watch.output !== undefined) return Effect.map(awaitMatch(session, watch.output), settled)
   if (waitFor.screenStableMs !== undefined) {
     const hold = watch.output === undefined && holdsForCommandStart(watch) ? { baseline: watch.baseline } : undefined
     return Effect.map(awaitStableScreen(session, watch.timers, waitFor.screenStableMs, hold), settled)
@@ -121,9 +111,12 @@ export const openWatch = (
   const target = Matcher.pattern(
     waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
   )
-  const hold = holdsForCommandStart({ session, kind })
+  const held = holdsForCommandStart({ session, kind })
   const typed = request.text ?? request.paste
   const submitted = request.text !== undefined ? request.submit !== false : request.submit === true
-  const echo = !hold && typed !== undefined && submitted ? typed.split(/\r?\n|\r/)[0] ?? "" : undefined
+  const echo = !held && typed !== undefined && submitted ? typed.split(/\r?\n|\r/)[0] ?? "" : undefined
+  // the output begins at the command-start marker after the write (the marker sequence number now)
+  const baseline = session.shell.seq
+  const hold = held ? () => commandStart(session.shell.since(baseline))?.at : undefined
   return session.emulator.watch(start, target, { hold, echo })
 }
