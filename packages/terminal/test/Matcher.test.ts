@@ -69,11 +69,11 @@ describe("Matcher", () => {
     expect(echoed.check()).toBeUndefined()
     emulator.write("hello\r\n>>> ")
     expect(echoed.check()?.text).toBe("hello")
-    let begins: Emulator.Position | undefined
-    const held = emulator.watch(emulator.cursor(), Matcher.pattern({ text: "done" }), { hold: () => begins })
+    const marker: { at: Emulator.Position | undefined } = { at: undefined }
+    const held = emulator.watch(emulator.cursor(), Matcher.pattern({ text: "done" }), { hold: () => marker.at })
     emulator.write("echo done\r\n")
     expect(held.check()).toBeUndefined()
-    begins = emulator.cursor()
+    marker.at = emulator.cursor()
     expect(held.check()).toBeUndefined()
     emulator.write("done\r\n")
     expect(held.check()?.text).toBe("done")
