@@ -22,6 +22,7 @@ import * as Report from "./Report.js"
 import { roundTrip } from "./RoundTrip.js"
 import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
+import { waitForGroup } from "./WaitFor.js"
 
 /** Every group, in the order a full run takes them. */
 export const groups: ReadonlyArray<Group> = [
@@ -35,6 +36,7 @@ export const groups: ReadonlyArray<Group> = [
   concurrency,
   idle,
   transcript,
+  waitForGroup,
   mcpPath,
   sandbox
 ]
