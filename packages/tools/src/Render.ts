@@ -256,6 +256,7 @@ export const execResult = (result: Exec.ExecResult, maxBytes: number): string =>
   else facts.push(`[exec: ${result.status}]`)
   if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
   if (result.signal !== undefined) facts.push(`[signal: ${result.signal}]`)
+  if (result.match !== undefined) facts.push(matchFact(result.match))
   if (isRun && result.reason !== undefined && result.reason !== "exited") {
     facts.push(
       result.reason === "no_output"

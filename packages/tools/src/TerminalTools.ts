@@ -344,7 +344,12 @@ export const ExecTool = annotate(
         "Return after this many ms with the output so far and a taskId if still running (default 30000)."
       ),
       background: Schema.optional(Schema.Boolean.annotations({
-        description: "Return a taskId at once and let the command run (follow it with the process tool)."
+        description: "Return a taskId at once and let the command run (follow it with the process tool). With " +
+          "waitFor, return once the output shows it (a server's banner: match), within yieldMs."
+      })),
+      waitFor: Schema.optional(Session.WaitFor.annotations({
+        description: "With background: wait for this in the output before returning ({\"text\": ...}, " +
+          "{\"regex\": ..., \"flags\"?: ...} or {\"screenStableMs\": ...}, as for terminal_send)."
       }))
     },
     success: Exec.ExecResult,
