@@ -101,4 +101,17 @@ layer(TestTerminal({ idleSilenceMs: 1000, idleWhileRunning: true }), { excludeTe
       const left = yield* keys(["q"])
       expect(left.waitReason).toBe("prompt")
     }))
+
+  it.scoped("a caller that gives up on a background send's first return leaves no task and frees the session", () =>
+    Effect.gen(function*() {
+      const tasks = yield* TaskRuntime.TaskRuntime
+      const { send } = yield* openShell()
+      const gaveUp = yield* send("sleep 60", { background: true, waitFor: { text: "never" } }).pipe(
+        Effect.timeoutOption(500)
+      )
+      expect(gaveUp._tag).toBe("None")
+      expect((yield* tasks.list(owner)).filter((task) => task.label === "sleep 60")).toEqual([])
+      const after = yield* send("echo free")
+      expect(after).toMatchObject({ waitReason: "prompt", output: "free" })
+    }))
 })

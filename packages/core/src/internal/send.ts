@@ -77,7 +77,11 @@ export const send = (deps: Deps) =>
     if (Either.isLeft(input)) return yield* input.left
     if (request.background === true) {
       const started = yield* startBackground(deps, owner, runtime, request, input.right)
-      return request.waitFor === undefined ? started : yield* firstReturn(deps, owner, runtime, request, started)
+      if (request.waitFor === undefined) return started
+      // a caller that gives up on the first return never got the task's id: the task goes with it
+      return yield* firstReturn(deps, owner, runtime, request, started).pipe(
+        Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, started.taskId!)))
+      )
     }
     return yield* exclusive(
       runtime.id,
