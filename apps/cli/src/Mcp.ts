@@ -20,6 +20,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Doctor from "./Doctor.js"
 import * as HttpTransport from "./HttpTransport.js"
+import * as Switches from "./Switches.js"
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
@@ -162,49 +163,16 @@ export const sandboxOptions = {
 /** The sandbox options, as parsed. */
 export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
 
-/**
- * What the server exposes (`Deployment`): `--tools terminal,tasks,exec` (an allow-list of tool groups) and
- * `--no-background` (no run_in_background, no exec background), each with an environment fallback.
- */
-export const deploymentOptions = {
-  tools: text(
-    "tools",
-    "AGENT_TERMINAL_TOOLS",
-    "The tool groups served, comma-separated: terminal (terminal_*), tasks (task_output, task_kill), exec " +
-      "(exec, process), or all (the default)."
-  ),
-  noBackground: Options.boolean("no-background").pipe(
-    Options.withDescription(
-      "Offer no background work: run_in_background (terminal_send) and background (exec) leave the tools' " +
-        "schemas and are refused. Environment: AGENT_TERMINAL_NO_BACKGROUND=1."
-    ),
-    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_NO_BACKGROUND")),
-    Options.withDefault(false)
-  )
-}
-
-/** The deployment options, as parsed. */
-export type DeploymentOptions = {
-  readonly [K in keyof typeof deploymentOptions]: Parsed<(typeof deploymentOptions)[K]>
-}
-
-/** The deployment the options ask for, or why the tool list is refused. */
-export const deploymentFrom = (
-  options: DeploymentOptions
-): Either.Either<Deployment.Deployment, { readonly field: string; readonly message: string }> => {
-  const list = given(options.tools)
-  const tools = list === undefined ? Either.right(Deployment.groups) : Deployment.parseTools(list)
-  return Either.match(tools, {
-    onLeft: (reason) => Either.left({ field: "tools", message: `--tools: ${reason}` }),
-    onRight: (groups) => Either.right({ tools: groups, background: !options.noBackground })
-  })
-}
-
 /** Every option of `agent-terminal mcp`. */
-export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...HttpTransport.httpOptions, ...deploymentOptions }
+export const mcpOptions = {
+  ...settingsOptions,
+  ...sandboxOptions,
+  ...HttpTransport.httpOptions,
+  ...Switches.deploymentOptions
+}
 
 /** The options of `agent-terminal mcp`, as parsed. */
-export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions & DeploymentOptions
+export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions & Switches.DeploymentOptions
 
 const flags: Record<string, string> = {
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
@@ -399,7 +367,7 @@ const hidingToken = (
 export const run = (options: McpOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
-      const deployment = deploymentFrom(options)
+      const deployment = Switches.deploymentFrom(options)
       if (Either.isLeft(deployment)) return refuse(deployment.left.field, deployment.left.message)
       const unconfined = sandbox === undefined || !Sandbox.isConfined(sandbox.mode)
       const notice = unconfined

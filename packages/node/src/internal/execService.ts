@@ -18,7 +18,7 @@ import {
   TaskRuntime,
   TerminalConfig
 } from "@agent-terminal/core"
-import { Matcher, Utf8 } from "@agent-terminal/terminal"
+import { Utf8 } from "@agent-terminal/terminal"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -34,6 +34,7 @@ import { inputPayload } from "./execProcess.js"
 import { spawnPty } from "./execPty.js"
 import type { Run } from "./execRun.js"
 import { fromTaskView, fullOf, labelOf, news, summaryOf, summaryOfTask, viewOf } from "./execRun.js"
+import { firstReturn } from "./execWaitFor.js"
 
 /** What `uninterruptibleMask` hands its body: makes a part of it interruptible again. */
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -287,51 +288,6 @@ export const make: Effect.Effect<
       return { ...result, taskId: id }
     })
 
-  /**
-   * A background run's first return with `waitFor`: the output so far once it shows the pattern (`match`;
-   * the run goes on), the run waits for input, it ends, or `yieldMs` passes — whichever comes first.
-   */
-  const firstReturn = (request: Exec.ExecRequest, waitFor: Session.WaitFor, run: Run) =>
-    Effect.gen(function*() {
-      const deadline = Date.now() + (request.yieldMs ?? config.execYieldMs)
-      const stableMs = waitFor.screenStableMs
-      const search = stableMs !== undefined ? undefined : run.started.transcript.watch(Matcher.pattern(
-        waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
-      ))
-      let match: Session.Match | undefined
-      let changedAt = Date.now()
-      while (run.outcome === undefined && !run.started.waitingForInput()) {
-        const changed = run.started.activity.changed
-        const version = run.started.activity.version
-        const found = search?.check()
-        if (found !== undefined) {
-          match = {
-            text: found.text,
-            ...(found.groups !== undefined ? { groups: found.groups.map((group) => group ?? null) } : {}),
-            ...(found.named !== undefined
-              ? { named: Object.fromEntries(Object.entries(found.named).map(([k, v]) => [k, v ?? null])) }
-              : {})
-          }
-          break
-        }
-        if (stableMs !== undefined && Date.now() - changedAt >= stableMs) {
-          match = { text: "" }
-          break
-        }
-        const remaining = deadline - Date.now()
-        if (remaining <= 0) break
-        yield* Effect.raceFirst(
-          Deferred.await(changed),
-          Effect.sleep(stableMs === undefined ? remaining : Math.min(remaining, stableMs))
-        )
-        if (run.started.activity.version !== version) changedAt = Date.now()
-      }
-      search?.close()
-      if (run.outcome !== undefined && match === undefined) yield* Deferred.await(run.done)
-      const view = viewOf(run, run.started.transcript.takeNew(), true)
-      return match === undefined ? view : { ...view, match }
-    })
-
   const checkMillis = (field: string, value: number | undefined) =>
     value === undefined || (Number.isSafeInteger(value) && value >= 0 && value <= Session.bounds.maxMillis)
       ? Effect.void
@@ -376,7 +332,9 @@ export const make: Effect.Effect<
         request.background === true
           ? request.waitFor === undefined
             ? Effect.succeed(viewOf(run, { text: "", truncated: false }, true))
-            : restore(firstReturn(request, request.waitFor, run)).pipe(Effect.onInterrupt(() => discard(owner, run)))
+            : restore(firstReturn(run, request.waitFor, request.yieldMs ?? config.execYieldMs)).pipe(
+              Effect.onInterrupt(() => discard(owner, run))
+            )
           : restore(foreground(owner, request, run)).pipe(Effect.onInterrupt(() => discard(owner, run))))
     )
   })
