@@ -20,6 +20,14 @@ layer(TestTerminal({ idleSilenceMs: 1000, idleWhileRunning: true }), { excludeTe
       const result = yield* send("echo MARK-$((40+2)); sleep 30", { waitFor: { text: "MARK-" }, timeoutMs: 10_000 })
       expect(result.waitReason).toBe("matched")
       expect(result.output).toBe("MARK-42")
+      const fresh = yield* openShell()
+      // the pattern is only in the command line typed: nothing printed shows it
+      const never = yield* fresh.send(": ONLY-TYPED; sleep 1; echo other; sleep 30", {
+        waitFor: { text: "ONLY-TYPED" },
+        timeoutMs: 2000
+      })
+      expect(never.waitReason).toBe("timeout")
+      expect(never.output).toBe("other")
     }))
 
   it.scoped("a regex gives its groups; a command that ends first settles by prompt with its exit code", () =>

@@ -94,7 +94,9 @@ export const TerminalSend = annotate(
       "an unfinished command (unclosed quote, heredoc, open block): send the rest, or keys [\"C-c\"] to drop it;",
       "an unfinished multi-line text is dropped for you (nothing ran). When the result has a screen, a",
       "full-screen program (an editor, a pager) holds the terminal: look at the screen and leave it with its own",
-      "keys (\"q\" for a pager, Escape then :q! Enter for vim)."
+      "keys (\"q\" for a pager, Escape then :q! Enter for vim). waitFor returns as soon as the output shows a",
+      "text or regex (\"matched\", with match: a dev server's banner, a test summary) or the screen settles;",
+      "steps sends several inputs in one call, each waiting for its own readiness."
     ]),
     parameters: {
       sessionId,
