@@ -52,12 +52,18 @@ layer(TestTerminal(), { excludeTestServices: true })("steps", (it) => {
       const { service, id } = yield* openShell()
       const result = yield* service.send(owner, id, {
         steps: [
-          { text: "sleep 1; echo 'up on port 7001'; sleep 30", waitFor: { regex: "port (\\d+)" } },
+          // the banner comes from the program that keeps running, so the Ctrl-C of the next step reaches it (a
+          // shell list's `echo` then `sleep` could take the Ctrl-C between the two, in the shell itself)
+          {
+            text: "python3 -c \"import time; time.sleep(0.5); print('up on port 7001', flush=True); time.sleep(30)\"",
+            waitFor: { regex: "port (\\d+)" }
+          },
           { keys: ["C-c"] },
           { text: "echo $((1 + 1))" }
         ]
       })
       expect(result.steps?.[0]).toMatchObject({ waitReason: "matched", match: { text: "port 7001", groups: ["7001"] } })
+      expect(result.steps?.[1]?.waitReason).toBe("prompt")
       expect(result.steps?.[2]).toMatchObject({ waitReason: "prompt", output: "2" })
     }))
 
