@@ -13,7 +13,16 @@ import {
 } from "@agent-terminal/core"
 import { TerminalRegistry } from "@agent-terminal/daemon"
 import type { Bubblewrap } from "@agent-terminal/node"
-import { Handlers, HttpGuard, HttpListener, HttpToken, LiveView, McpHttp, WebSessions } from "@agent-terminal/tools"
+import {
+  Deployment,
+  Handlers,
+  HttpGuard,
+  HttpListener,
+  HttpToken,
+  LiveView,
+  McpHttp,
+  WebSessions
+} from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -237,7 +246,8 @@ export const layer = (
   settings: TerminalConfig.TerminalConfig,
   http: HttpSettings,
   token: HttpToken.Loaded,
-  serverInfo: { readonly name: string; readonly version: string }
+  serverInfo: { readonly name: string; readonly version: string },
+  deployment: Deployment.Deployment = Deployment.all
 ) => {
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
@@ -260,6 +270,7 @@ export const layer = (
       sessionIdleMs: http.sessionIdleMs,
       maxSessions: http.maxSessions,
       maxBodyBytes: http.maxBodyBytes,
+      deployment,
       path: "/mcp"
     }),
     LiveView.layer(),
@@ -311,8 +322,9 @@ export const serve = <E>(
   http: HttpSettings,
   token: HttpToken.Loaded,
   terminals: Layer.Layer<PtyService.PtyService | Oversight.Oversight | TaskRuntime.TaskRuntime | Exec.Exec, E>,
-  serverInfo: { readonly name: string; readonly version: string }
-) => Layer.launch(layer(settings, http, token, serverInfo).pipe(Layer.provide(terminals)))
+  serverInfo: { readonly name: string; readonly version: string },
+  deployment: Deployment.Deployment = Deployment.all
+) => Layer.launch(layer(settings, http, token, serverInfo, deployment).pipe(Layer.provide(terminals)))
 
 /**
  * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox

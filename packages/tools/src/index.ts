@@ -62,3 +62,9 @@ export * as ToolClient from "./ToolClient.js"
  * @since 0.2.0
  */
 export * as WebSessions from "./WebSessions.js"
+
+/** @since 0.3.0 */
+export * as Deployment from "./Deployment.js"
+
+/** @since 0.3.0 */
+export * as Instructions from "./Instructions.js"
