@@ -254,7 +254,7 @@ layer(TestTerminal(), { excludeTestServices: true })("ownership and bad input", 
         expect((error as Errors.InvalidConfig).message).toContain(field)
       }
       const defaults = yield* TerminalConfig.make({})
-      expect(defaults).toMatchObject({ pollIntervalMs: 50, idleSilenceMs: 3000, maxResultBytes: 256 * 1024 })
+      expect(defaults).toMatchObject({ pollIntervalMs: 50, idleSilenceMs: 3000, maxResultBytes: 32 * 1024 })
     }))
 })
 

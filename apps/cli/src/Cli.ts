@@ -1,11 +1,13 @@
 /**
- * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `bench`.
+ * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `doctor`, `bench`.
  */
-import { Command } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import * as Bench from "./bench/Bench.js"
 import * as Console from "./Console.js"
 import * as Daemon from "./Daemon.js"
 import * as Demo from "./Demo.js"
+import * as Doctor from "./Doctor.js"
+import * as HttpTransport from "./HttpTransport.js"
 import * as Mcp from "./Mcp.js"
 import * as Serve from "./Serve.js"
 
@@ -45,9 +47,28 @@ const console = Command.make(
   )
 )
 
+/** The options of `doctor`: what the server would be started with, and the output's form. */
+const doctorOptions = {
+  sandbox: Mcp.sandboxOptions.sandbox,
+  network: Mcp.sandboxOptions.network,
+  networkTool: Mcp.sandboxOptions.networkTool,
+  http: Options.boolean("http").pipe(
+    Options.withDescription("Check what MCP over HTTP needs too (the bearer token or its file).")
+  ),
+  tokenFile: HttpTransport.httpOptions.tokenFile,
+  json: Options.boolean("json").pipe(Options.withDescription("Print the findings as JSON (for tools)."))
+}
+
+const doctor = Command.make("doctor", doctorOptions, Doctor.run).pipe(
+  Command.withDescription(
+    "Check what this host gives (ptys, the stdin_read tier, cgroup v2, bubblewrap, the isolated network, seccomp, " +
+      "the HTTP token) for real; exit 1 naming what the given options need and is missing."
+  )
+)
+
 const root = Command.make("agent-terminal").pipe(
   Command.withDescription("Persistent, interactive terminal sessions for AI agents."),
-  Command.withSubcommands([demo, mcp, serve, console, Bench.command])
+  Command.withSubcommands([demo, mcp, serve, console, doctor, Bench.command])
 )
 
 /** Run the CLI with the process's arguments. */

@@ -5,7 +5,7 @@
  */
 import type { Exec, PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
 import type { Bubblewrap } from "@agent-terminal/node"
-import { Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
+import { Deployment, Handlers, HttpGuard, HttpListener, HttpToken, McpHttp } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -229,7 +229,8 @@ export const layer = (
   settings: TerminalConfig.TerminalConfig,
   http: HttpSettings,
   token: HttpToken.Loaded,
-  serverInfo: { readonly name: string; readonly version: string }
+  serverInfo: { readonly name: string; readonly version: string },
+  deployment: Deployment.Deployment = Deployment.all
 ) => {
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
@@ -247,6 +248,7 @@ export const layer = (
       sessionIdleMs: http.sessionIdleMs,
       maxSessions: http.maxSessions,
       maxBodyBytes: http.maxBodyBytes,
+      deployment,
       path: "/mcp"
     }),
     HttpGuard.layer({
@@ -276,8 +278,9 @@ export const serve = <E>(
   http: HttpSettings,
   token: HttpToken.Loaded,
   terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
-  serverInfo: { readonly name: string; readonly version: string }
-) => Layer.launch(layer(settings, http, token, serverInfo).pipe(Layer.provide(terminals)))
+  serverInfo: { readonly name: string; readonly version: string },
+  deployment: Deployment.Deployment = Deployment.all
+) => Layer.launch(layer(settings, http, token, serverInfo, deployment).pipe(Layer.provide(terminals)))
 
 /**
  * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox

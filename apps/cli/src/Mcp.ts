@@ -15,8 +15,8 @@ import {
   type TaskRuntime,
   TerminalConfig
 } from "@agent-terminal/core"
-import { Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
-import { Handlers, McpStdio } from "@agent-terminal/tools"
+import { Bubblewrap, Doctor as NodeDoctor, NodeTerminal, Reaper } from "@agent-terminal/node"
+import { Deployment, Handlers, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
@@ -27,7 +27,9 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Daemon from "./Daemon.js"
+import * as Doctor from "./Doctor.js"
 import * as HttpTransport from "./HttpTransport.js"
+import * as Switches from "./Switches.js"
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
@@ -72,7 +74,7 @@ export const settingsOptions = {
   maxResultBytes: integer(
     "max-result-bytes",
     "AGENT_TERMINAL_MAX_RESULT_BYTES",
-    "Bound of every tool result's text (bytes, at least 64; default 262144)."
+    "Bound of every tool result's text (bytes, at least 64; default 32768)."
   ),
   maxInputBytes: integer(
     "max-input-bytes",
@@ -171,10 +173,15 @@ export const sandboxOptions = {
 export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
 
 /** Every option of `agent-terminal mcp`. */
-export const mcpOptions = { ...settingsOptions, ...sandboxOptions, ...HttpTransport.httpOptions }
+export const mcpOptions = {
+  ...settingsOptions,
+  ...sandboxOptions,
+  ...HttpTransport.httpOptions,
+  ...Switches.deploymentOptions
+}
 
 /** The options of `agent-terminal mcp`, as parsed. */
-export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions
+export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions & Switches.DeploymentOptions
 
 const flags: Record<string, string> = {
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
@@ -197,6 +204,7 @@ const flags: Record<string, string> = {
   pidsMax: "--pids-max / AGENT_TERMINAL_PIDS_MAX",
   memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
   detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
+  tools: "--tools / AGENT_TERMINAL_TOOLS",
   ...HttpTransport.flags
 }
 
@@ -342,11 +350,13 @@ const stdinClosed = Effect.gen(function*() {
 
 const serveStdioWith = <E>(
   settings: TerminalConfig.TerminalConfig,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
+  deployment: Deployment.Deployment = Deployment.all
 ) => {
   const server = McpStdio.layer({
     ...serverInfo,
     maxResultBytes: settings.maxResultBytes,
+    deployment,
     owner: stdioOwner,
     input: process.stdin,
     output: process.stdout
@@ -368,6 +378,8 @@ export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
 export const run = (options: McpOptions & Daemon.ClientOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
+      const deployment = Switches.deploymentFrom(options)
+      if (Either.isLeft(deployment)) return refuse(deployment.left.field, deployment.left.message)
       if (options.daemon) {
         if (Option.isSome(options.http)) {
           return refuse(
@@ -375,7 +387,7 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
             "--http with --daemon: serve MCP over HTTP from the daemon (agent-terminal serve --http)"
           )
         }
-        return serveStdioWith(settings, Daemon.remoteLayer(options, input, sandbox, "mcp")).pipe(
+        return serveStdioWith(settings, Daemon.remoteLayer(options, input, sandbox, "mcp"), deployment.right).pipe(
           Effect.catchTags({
             DaemonUnavailable: (error) => daemonRefused(error.message),
             ProtocolMismatch: (error) => daemonRefused(error.message),
@@ -392,8 +404,27 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
           `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
             Bubblewrap.networkOf(sandbox.network)
         )
+      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr)
+      const summary = Effect.fork(
+        Doctor.findings({
+          sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
+          network: sandbox === undefined ? Option.none() : Option.some(Bubblewrap.networkOf(sandbox.network)),
+          networkTool: Option.fromNullable(sandbox?.networkTool),
+          http: given(options.http) !== undefined,
+          tokenFile: options.tokenFile
+        }).pipe(Effect.flatMap((checks) => {
+          const missing = NodeDoctor.missing(checks)
+          const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
+          return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
+        }))
+      )
       const port = given(options.http)
-      if (port === undefined) return Effect.zipRight(notice, serveStdioWith(settings, terminalLayer(input, sandbox)))
+      if (port === undefined) {
+        return notice.pipe(
+          Effect.zipRight(summary),
+          Effect.zipRight(serveStdioWith(settings, terminalLayer(input, sandbox), deployment.right))
+        )
+      }
       const http = HttpTransport.settingsFrom(port, options)
       if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
       return HttpTransport.loadToken(options).pipe(
@@ -401,13 +432,14 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
           onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
           onSuccess: (token) =>
             Effect.zipRight(
-              notice,
+              Effect.zipRight(notice, summary),
               HttpTransport.serve(
                 settings,
                 http.right,
                 token,
                 terminalLayer(input, HttpTransport.hidingToken(sandbox, token)),
-                serverInfo
+                serverInfo,
+                deployment.right
               )
             )
         })

@@ -20,7 +20,7 @@ import type {
   TerminalError
 } from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
-import { Millis, ReadResult } from "./Session.js"
+import { Match, Millis, ReadResult, WaitFor } from "./Session.js"
 import { TaskInput, TaskStatus } from "./TaskRuntime.js"
 
 /**
@@ -84,7 +84,9 @@ export const ExecRequest = Schema.Struct({
   timeoutMs: Schema.optional(millis),
   noOutputTimeoutMs: Schema.optional(millis),
   yieldMs: Schema.optional(millis),
-  background: Schema.optional(Schema.Boolean)
+  background: Schema.optional(Schema.Boolean),
+  /** With `background`: the first return waits (at most `yieldMs`) until the output shows this. */
+  waitFor: Schema.optional(WaitFor)
 })
 /** @since 0.1.0 */
 export type ExecRequest = typeof ExecRequest.Type
@@ -134,6 +136,8 @@ export const ExecResult = Schema.Struct({
   truncated: Schema.Boolean,
   /** Pids that outlived the teardown (normally none). */
   survivors: Schema.optional(Schema.Array(Schema.Number)),
+  /** What `waitFor` found (a background run's first return; the run goes on). */
+  match: Schema.optional(Match),
   elapsedMs: Schema.Number
 })
 /** @since 0.1.0 */

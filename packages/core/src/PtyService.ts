@@ -172,10 +172,22 @@ const checkId = (id: SessionId): Either.Either<SessionId, InvalidInput> =>
     )
 
 const checkInputSize = (request: SendRequest, maxInputBytes: number): InvalidInput | undefined => {
-  for (const field of ["text", "paste"] as const) {
-    const value = request[field]
-    if (value !== undefined && (value.length > maxInputBytes || inputBytes(value) > maxInputBytes)) {
-      return new InvalidInput({ field, reason: `must be at most ${maxInputBytes} bytes (UTF-8; maxInputBytes)` })
+  const inputs: Array<readonly [string, Pick<SendRequest, "text" | "paste">]> = [["", request]]
+  for (const [index, step] of (request.steps ?? []).entries()) inputs.push([`steps.${index}.`, step])
+  let total = 0
+  for (const [prefix, input] of inputs) {
+    for (const field of ["text", "paste"] as const) {
+      const value = input[field]
+      if (value === undefined) continue
+      total += value.length > maxInputBytes ? value.length : inputBytes(value)
+      if (value.length > maxInputBytes || total > maxInputBytes) {
+        return new InvalidInput({
+          field: `${prefix}${field}`,
+          reason: `must be at most ${maxInputBytes} bytes (UTF-8; maxInputBytes${
+            prefix === "" ? "" : ", all steps together"
+          })`
+        })
+      }
     }
   }
   return undefined

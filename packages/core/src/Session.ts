@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { Matcher } from "@agent-terminal/terminal"
 import * as Schema from "effect/Schema"
 
 /**
@@ -19,6 +20,7 @@ export type SessionType = typeof SessionType.Type
  * Why a send returned.
  *
  * - `prompt`: the shell is back at its prompt (the command ended; `exitCode` is its status).
+ * - `matched`: the output showed what `waitFor` waited for (`match`); the program may still run.
  * - `stdin_read`: the foreground program is blocked reading this terminal (a REPL, a question).
  * - `inferred_idle`: no output for a while — a guess; the program may still be running.
  * - `timeout`: the deadline passed; nothing was killed.
@@ -29,6 +31,7 @@ export type SessionType = typeof SessionType.Type
  */
 export const WaitReason = Schema.Literal(
   "prompt",
+  "matched",
   "stdin_read",
   "inferred_idle",
   "timeout",
@@ -57,162 +60,32 @@ export type SessionStatus = typeof SessionStatus.Type
  */
 export const ContainmentSchema = Schema.Literal("cgroup", "sweep", "pid-namespace")
 
-/**
- * The bounds of a request's fields, the same for the tools and the service (docs/tools.md): a value outside
- * them is `InvalidInput` naming the field, before anything runs.
- *
- * @since 0.2.0
- */
-export const bounds = {
-  /** Terminal width in columns. */
-  cols: { min: 20, max: 1000 },
-  /** Terminal height in rows. */
-  rows: { min: 5, max: 500 },
-  /** Every duration in milliseconds (`timeoutMs`, `idleMs`, `yieldMs`, the exec timeouts): 0 to 24 hours. */
-  maxMillis: 86_400_000,
-  /** A session's name, in characters. */
-  nameLength: 128,
-  /** An id given back to the service (`sessionId`, `taskId`), in characters. */
-  idLength: 64,
-  /** A path (`cwd`), in characters. */
-  pathLength: 4096,
-  /** Named keys in one send, and the length of one key's name. */
-  keys: 1024,
-  keyLength: 32,
-  /** Arguments of a command, and the bytes of one (the kernel's own bound of an argument). */
-  args: 4096,
-  argBytes: 128 * 1024,
-  /** Lines of a transcript page (`offset`, `count`). */
-  lines: 100_000_000
-} as const
-
-const controlCharacter = /[\p{Cc}]/u
-
-const utf8Bytes = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code < 0x80) bytes += 1
-    else if (code < 0x800) bytes += 2
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      bytes += 4
-      i++
-    } else bytes += 3
-  }
-  return bytes
-}
-
-/**
- * An integer in `[min, max]`; the failure says the range, never the value given.
- *
- * @since 0.2.0
- */
-export const integerBetween = (min: number, max: number, unit = "") =>
-  Schema.Number.pipe(
-    Schema.int(),
-    Schema.between(min, max),
-    Schema.annotations({ message: () => `must be an integer${unit} from ${min} to ${max}` })
-  )
-
-/**
- * Milliseconds: an integer from 0 to `bounds.maxMillis`.
- *
- * @since 0.2.0
- */
-export const Millis = integerBetween(0, bounds.maxMillis, " number of milliseconds")
-
-/**
- * A terminal width in columns.
- *
- * @since 0.2.0
- */
-export const Columns = integerBetween(bounds.cols.min, bounds.cols.max)
-
-/**
- * A terminal height in rows.
- *
- * @since 0.2.0
- */
-export const Rows = integerBetween(bounds.rows.min, bounds.rows.max)
-
-/**
- * A session's name: 1 to 128 characters, none of them a control character.
- *
- * @since 0.2.0
- */
-export const Name = Schema.String.pipe(
-  Schema.filter((name) => name.length >= 1 && name.length <= bounds.nameLength && !controlCharacter.test(name), {
-    message: () => `must be a string of 1 to ${bounds.nameLength} characters without control characters`,
-    jsonSchema: { minLength: 1, maxLength: bounds.nameLength }
-  })
-)
-
-/**
- * An id handed back to the service: at most `bounds.idLength` characters.
- *
- * @since 0.2.0
- */
-export const IdString = Schema.String.pipe(
-  Schema.maxLength(bounds.idLength),
-  Schema.annotations({ message: () => `must be an id (a string of at most ${bounds.idLength} characters)` })
-)
-
-/**
- * A path: at most `bounds.pathLength` characters, without a NUL.
- *
- * @since 0.2.0
- */
-export const Path = Schema.String.pipe(
-  Schema.filter((path) => path.length <= bounds.pathLength && !path.includes("\u0000"), {
-    message: () => `must be a path (a string of at most ${bounds.pathLength} characters without NUL)`,
-    jsonSchema: { maxLength: bounds.pathLength }
-  })
-)
-
-/**
- * A command's arguments: at most `bounds.args` of them, each at most `bounds.argBytes` bytes without a NUL.
- *
- * @since 0.2.0
- */
-export const Argv = Schema.Array(
-  Schema.String.pipe(
-    Schema.filter((arg) => !arg.includes("\u0000") && utf8Bytes(arg) <= bounds.argBytes, {
-      message: () => `must be a string of at most ${bounds.argBytes} bytes without NUL`
-    })
-  )
-).pipe(
-  Schema.maxItems(bounds.args),
-  Schema.annotations({ message: () => `must be an array of at most ${bounds.args} arguments` })
-)
-
-/**
- * Named keys: at most `bounds.keys` of them, each at most `bounds.keyLength` characters.
- *
- * @since 0.2.0
- */
-export const KeyNames = Schema.Array(
-  Schema.String.pipe(
-    Schema.maxLength(bounds.keyLength),
-    Schema.annotations({ message: () => `must be a key name (a string of at most ${bounds.keyLength} characters)` })
-  )
-).pipe(
-  Schema.maxItems(bounds.keys),
-  Schema.annotations({ message: () => `must be an array of at most ${bounds.keys} key names` })
-)
-
-/**
- * A count of transcript lines (`offset`, `count`): an integer from 0.
- *
- * @since 0.2.0
- */
-export const LineCount = integerBetween(0, bounds.lines)
-
-/**
- * The size of `text` in UTF-8 bytes, as the input bound (`maxInputBytes`) counts it.
- *
- * @since 0.2.0
- */
-export const inputBytes = utf8Bytes
+export {
+  Argv,
+  bounds,
+  Columns,
+  IdString,
+  inputBytes,
+  integerBetween,
+  KeyNames,
+  LineCount,
+  Millis,
+  Name,
+  Path,
+  Rows
+} from "./internal/bounds.js"
+import {
+  Argv,
+  bounds,
+  Columns,
+  integerBetween,
+  KeyNames,
+  LineCount,
+  Millis,
+  Name,
+  Path,
+  Rows
+} from "./internal/bounds.js"
 
 /**
  * Options of a new session.
@@ -285,6 +158,88 @@ export const OpenResult = Schema.Struct({
 export type OpenResult = typeof OpenResult.Type
 
 /**
+ * What a send (or a look at a task) waits for besides readiness: exactly one of `text` (a literal text in the
+ * output), `regex` (a JavaScript regular expression, with optional `flags` among `i`, `m`, `s`, `u`; refused
+ * when it does not compile or nests a repetition in a repetition) or `screenStableMs` (no change on the
+ * screen for that long: a full-screen program has drawn). The output looked at is what appeared since the
+ * send began (for a task: since the previous look), the echo of the typed line left out.
+ *
+ * @since 0.3.0
+ */
+export const WaitFor = Schema.Struct({
+  text: Schema.optional(Schema.String.pipe(
+    Schema.filter((text) => text.length >= 1 && text.length <= Matcher.MAX_PATTERN_CHARS, {
+      message: () => `must be a string of 1 to ${Matcher.MAX_PATTERN_CHARS} characters`,
+      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
+    })
+  )),
+  regex: Schema.optional(Schema.String.pipe(
+    Schema.filter((source) => Matcher.regexProblem(source) === undefined, {
+      message: (issue) => Matcher.regexProblem(String(issue.actual)) ?? "must be a regular expression",
+      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
+    })
+  )),
+  flags: Schema.optional(Schema.String.pipe(
+    Schema.filter((flags) => /^[imsu]{0,4}$/.test(flags) && new Set(flags).size === flags.length, {
+      message: () => "must be some of the flags i, m, s, u (each at most once)",
+      jsonSchema: { pattern: "^[imsu]{0,4}$" }
+    })
+  )),
+  screenStableMs: Schema.optional(integerBetween(1, bounds.maxMillis, " number of milliseconds"))
+}).pipe(
+  Schema.filter((condition) => {
+    const given = (condition.text !== undefined ? 1 : 0) + (condition.regex !== undefined ? 1 : 0) +
+      (condition.screenStableMs !== undefined ? 1 : 0)
+    if (given !== 1) return "give exactly one of text, regex or screenStableMs"
+    if (condition.flags !== undefined && condition.regex === undefined) return "flags go with regex only"
+    if (condition.regex !== undefined && condition.flags !== undefined) {
+      return Matcher.regexProblem(condition.regex, condition.flags)
+    }
+    return undefined
+  }, { jsonSchema: {} })
+)
+/** @since 0.3.0 */
+export type WaitFor = typeof WaitFor.Type
+
+/**
+ * What `waitFor` found: the matched text (empty for `screenStableMs`) and a regex's groups (`null` for one
+ * that took no part), numbered from 1 in `groups`, by name in `named`.
+ *
+ * @since 0.3.0
+ */
+export const Match = Schema.Struct({
+  text: Schema.String,
+  groups: Schema.optional(Schema.Array(Schema.NullOr(Schema.String))),
+  named: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }))
+})
+/** @since 0.3.0 */
+export type Match = typeof Match.Type
+
+/**
+ * One input of a batch (`steps`): the input fields of a send with its own wait.
+ *
+ * @since 0.3.0
+ */
+export const Step = Schema.Struct({
+  text: Schema.optional(Schema.String),
+  keys: Schema.optional(KeyNames),
+  paste: Schema.optional(Schema.String),
+  submit: Schema.optional(Schema.Boolean),
+  waitFor: Schema.optional(WaitFor),
+  timeoutMs: Schema.optional(Millis),
+  idleMs: Schema.optional(Millis)
+})
+/** @since 0.3.0 */
+export type Step = typeof Step.Type
+
+/**
+ * The most steps in one batch.
+ *
+ * @since 0.3.0
+ */
+export const maxSteps = 64
+
+/**
  * Input for a session: `text` (typed as exact UTF-8, then Enter unless `submit` is false), named `keys`,
  * or `paste` (bracketed when the program enabled it).
  *
@@ -298,7 +253,18 @@ export const SendRequest = Schema.Struct({
   timeoutMs: Schema.optional(Millis),
   idleMs: Schema.optional(Millis),
   /** Return at once with a `taskId`; the send runs on until the prompt is back (or the session ends). */
-  background: Schema.optional(Schema.Boolean)
+  background: Schema.optional(Schema.Boolean),
+  /** Settle as `matched` as soon as the output shows this (a background send: its first return). */
+  waitFor: Schema.optional(WaitFor),
+  /** Several inputs in order, each waiting for its own readiness, instead of `text`/`keys`/`paste`. */
+  steps: Schema.optional(
+    Schema.Array(Step).pipe(
+      Schema.filter((steps) => steps.length >= 1 && steps.length <= maxSteps, {
+        message: () => `must be an array of 1 to ${maxSteps} steps`,
+        jsonSchema: { minItems: 1, maxItems: maxSteps }
+      })
+    )
+  )
 })
 /** @since 0.1.0 */
 export type SendRequest = typeof SendRequest.Type
@@ -316,6 +282,23 @@ export const ScreenSnapshot = Schema.Struct({
 export type ScreenSnapshot = typeof ScreenSnapshot.Type
 
 /**
+ * What one step of a batch saw: its output (within its share of `maxResultBytes`) and how its wait ended.
+ *
+ * @since 0.3.0
+ */
+export const StepResult = Schema.Struct({
+  output: Schema.String,
+  waitReason: WaitReason,
+  exitCode: Schema.optional(Schema.Number),
+  match: Schema.optional(Match),
+  truncated: Schema.Boolean,
+  continuation: Schema.optional(Schema.Boolean),
+  elapsedMs: Schema.Number
+})
+/** @since 0.3.0 */
+export type StepResult = typeof StepResult.Type
+
+/**
  * What a send saw.
  *
  * @since 0.1.0
@@ -331,6 +314,14 @@ export const SendResult = Schema.Struct({
   continuation: Schema.optional(Schema.Boolean),
   /** The background task running this send (`background: true`). */
   taskId: Schema.optional(Schema.String),
+  /** What `waitFor` found (`waitReason: "matched"`). */
+  match: Schema.optional(Match),
+  /**
+   * A batch (`steps`): each step that ran, in order. The other fields are those of the last one.
+   */
+  steps: Schema.optional(Schema.Array(StepResult)),
+  /** A batch stopped early: the index (from 0) of the step whose end (timeout, inferred_idle, session_exit) stopped the rest. */
+  stoppedAt: Schema.optional(Schema.Number),
   elapsedMs: Schema.Number
 })
 /** @since 0.1.0 */

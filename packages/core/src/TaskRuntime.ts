@@ -17,7 +17,7 @@ import type { LimitReached, TaskNotFound } from "./Errors.js"
 import type { OwnerId } from "./Ids.js"
 import type { TaskId } from "./Ids.js"
 import * as internal from "./internal/taskRuntime.js"
-import { SendRequest } from "./Session.js"
+import { type Match, SendRequest, type WaitFor } from "./Session.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 
 /**
@@ -59,6 +59,13 @@ export interface TaskSpec<A> {
   /** The final output once done (defaults to `output()`). */
   readonly finalOutput?: ((result: A) => string) | undefined
   /**
+   * Wait until the output since the previous look shows `condition`: the match, or `undefined` when the task
+   * waits for input first. Without it, a look with `waitFor` waits for the task's end.
+   */
+  readonly awaitOutput?: ((condition: WaitFor) => Effect.Effect<Match | undefined>) | undefined
+  /** Called on every look that consumes the output (the next `awaitOutput` looks from here). */
+  readonly onLook?: (() => void) | undefined
+  /**
    * Runs once when the task ends, however it ends (killed before its work began included), before the end is
    * reported: where its creator releases what it reserved for the task.
    */
@@ -80,7 +87,21 @@ export interface TaskView {
   readonly output: string
   readonly result?: unknown
   readonly error?: { readonly _tag: string; readonly message: string } | undefined
+  /** What a look with `waitFor` found in the output (the task may still run). */
+  readonly match?: Match | undefined
   readonly elapsedMs: number
+}
+
+/**
+ * Options of a look at a task: `wait` blocks until it ends; `waitFor` until its output since the previous
+ * look shows that (or it waits for input, or ends); `timeoutMs` bounds either wait.
+ *
+ * @since 0.3.0
+ */
+export interface OutputOptions {
+  readonly wait?: boolean | undefined
+  readonly timeoutMs?: number | undefined
+  readonly waitFor?: WaitFor | undefined
 }
 
 /**
@@ -123,12 +144,11 @@ export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")
     ) => Effect.Effect<TaskId, LimitReached>
     /** Take a place within the owner's cap for a task to start later; `LimitReached` when there is none. */
     readonly reserve: (owner: OwnerId) => Effect.Effect<TaskReservation, LimitReached>
-    /** What is new since the last look; with `wait`, block until the task ends or `timeoutMs` passes. */
-    readonly output: (
-      owner: OwnerId,
-      taskId: string,
-      options?: { readonly wait?: boolean | undefined; readonly timeoutMs?: number | undefined }
-    ) => Effect.Effect<TaskView, TaskNotFound>
+    /**
+     * What is new since the last look; with `wait`, block until the task ends or `timeoutMs` passes; with
+     * `waitFor`, also until the output new since the last look shows it (`match`) or the task waits for input.
+     */
+    readonly output: (owner: OwnerId, taskId: string, options?: OutputOptions) => Effect.Effect<TaskView, TaskNotFound>
     /** Interrupt the task (its creator delivers the real signal) and wait until it has ended. */
     readonly kill: (owner: OwnerId, taskId: string) => Effect.Effect<TaskView, TaskNotFound>
     /** Input for a task that takes it. */

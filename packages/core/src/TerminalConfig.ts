@@ -33,7 +33,7 @@ export const TerminalConfigSchema = Schema.Struct({
   scrollbackLines: positive("scrollbackLines", 10_000),
   scrollbackMaxBytes: positive("scrollbackMaxBytes", 4 * 1024 * 1024),
   maxReadBytes: positive("maxReadBytes", 256 * 1024),
-  maxResultBytes: positive("maxResultBytes", 256 * 1024),
+  maxResultBytes: positive("maxResultBytes", 32 * 1024),
   /** The bound of one input: a send's `text` or `paste`, a task's input, an `exec` command (UTF-8 bytes). */
   maxInputBytes: positive("maxInputBytes", 1024 * 1024),
   cols: positive("cols", 160),

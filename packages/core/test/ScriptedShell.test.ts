@@ -91,7 +91,8 @@ const countingSink = () => {
           })
       }))
   })
-  const layer = PtyService.layerConfig({ shell: "scripted-shell" }).pipe(
+  // the whole flood in one result: a bound above its 38 KB (the default is 32 KiB)
+  const layer = PtyService.layerConfig({ shell: "scripted-shell", maxResultBytes: 256 * 1024 }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       Layer.merge(ScriptedShell.layer, backend),
       EnvPolicy.layer({ host: {}, cwd: "/" }),

@@ -49,4 +49,5 @@ export * as Teardown from "./Teardown.js"
 /**
  * @since 0.2.0
  */
+export * as Doctor from "./Doctor.js"
 export * as ZshDialect from "./ZshDialect.js"

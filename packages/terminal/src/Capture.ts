@@ -39,7 +39,8 @@ export interface Captured {
  */
 export const omissionLine = (lines: number, bytes: number): string => Utf8.omissionMarker(lines, bytes)
 
-const omissionPattern = /^… \[omitted (?:(\d+) lines?, )?(\d+) bytes\] …$/m
+/** The omission line, with or without a note after its counts (where to read the middle). */
+export const omissionPattern = /^… \[omitted (?:(\d+) lines?, )?(\d+) bytes[^\]\n]*\] …$/m
 
 /**
  * Fit a send's output into `maxBytes`: its head and tail around one omission line. When the capture

@@ -21,6 +21,8 @@ import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
 import { boundStringSequences, coreOf, eraseAbove, recoverFromThrow, SmallOscHandler } from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
+import type * as Matcher from "./Matcher.js"
+import { OutputWatch, type WatchOptions } from "./OutputWatch.js"
 import * as Paging from "./Paging.js"
 import * as ShellMarkers from "./ShellMarkers.js"
 import * as Utf8 from "./Utf8.js"
@@ -128,6 +130,11 @@ export const MARKER_PAYLOAD_LIMIT = 1024
  */
 export const STRING_PAYLOAD_LIMIT = 8192
 
+/** What the emulator hands every row that scrolls off the screen for good (captures, watches). */
+interface RowSink {
+  pushRow(row: number, text: string, wrapped: boolean, bytes: number): void
+}
+
 const XTERM_SCROLLBACK = 64
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
@@ -151,7 +158,8 @@ export class Emulator {
   readonly #terminal: xterm.Terminal
   readonly #core: Core
   readonly #decoder = new TextDecoder("utf-8")
-  #captures: Array<Capture> = []
+  /** What receives the rows that scroll off: open captures and watches. */
+  #captures: Array<RowSink> = []
   readonly #disposers: Array<Disposable> = []
   #normal: CoreBuffer
   #trimListener: Disposable
@@ -294,6 +302,29 @@ export class Emulator {
     return capture
   }
 
+  /**
+   * Look for `target` in the output from `start` on (see `OutputWatch`): `hold` keeps the rows until
+   * `begin` says where the output begins; `echo` leaves out the echo of that typed line. `unwatch` ends it.
+   */
+  watch(
+    start: Position,
+    target: Matcher.Pattern,
+    options: WatchOptions = {}
+  ): OutputWatch {
+    const watch = new OutputWatch(start, target, {
+      cutAt: (row, col) => this.#rowText(row, 0, col).length,
+      live: (from) => this.#liveFrom(from)
+    }, options)
+    this.#captures = [...this.#captures, watch]
+    return watch
+  }
+
+  /** Stop a watch. */
+  unwatch(watch: OutputWatch): void {
+    this.#captures = this.#captures.filter((open) => open !== watch)
+    watch.closed = true
+  }
+
   /** End a capture and render what it saw up to `end` (default: the cursor). */
   finish(capture: Capture, end: Position = this.cursor()): Captured {
     this.#captures = this.#captures.filter((open) => open !== capture)
@@ -352,8 +383,11 @@ export class Emulator {
     return parts.join("")
   }
 
-  /** A page of the whole transcript (the log plus what is on screen), for `terminal_read`. */
-  page(request: Paging.PageRequest): ReturnType<typeof Paging.page> {
+  /**
+   * The whole transcript (the log plus what is on screen) as `terminal_read` pages it: lines `first` to
+   * `first + total - 1`, `offset` counted back from the newest.
+   */
+  transcript(): { readonly first: number; readonly total: number; readonly line: (index: number) => string } {
     const live = this.#liveLines()
     const logEnd = this.log.endIndex
     const joinsLast = live.length > 0 && live[0]!.wrapped && logEnd > this.log.firstIndex
@@ -364,7 +398,12 @@ export class Emulator {
       if (index < logEnd) return this.log.get(index) ?? ""
       return liveTexts[index - logEnd + (joinsLast ? 1 : 0)] ?? ""
     }
-    return Paging.page({ first: this.log.firstIndex, total: total - this.log.firstIndex, line }, request)
+    return { first: this.log.firstIndex, total: total - this.log.firstIndex, line }
+  }
+
+  /** A page of the whole transcript (the log plus what is on screen), for `terminal_read`. */
+  page(request: Paging.PageRequest): ReturnType<typeof Paging.page> {
+    return Paging.page(this.transcript(), request)
   }
 
   /**
@@ -493,6 +532,22 @@ export class Emulator {
     const line = this.#line(row)
     if (line === undefined) return ""
     return lineText(line, endCol === undefined && !this.#rowWrapped(row + 1), startCol, endCol)
+  }
+
+  /**
+   * The rows from `from` (or the first row not scrolled off, if later) to the cursor's, as one text; while a
+   * full-screen program holds the alternate screen, its rows follow.
+   */
+  #liveFrom(from: Position): { text: string; continues: boolean } {
+    const first = Math.max(from.row, this.#harvested)
+    const cursor = this.cursor()
+    let text = ""
+    for (let row = first; row <= cursor.row; row++) {
+      const piece = this.#rowText(row, row === from.row ? from.col : 0, undefined)
+      text += row > first && !this.#rowWrapped(row) ? `\n${piece}` : piece
+    }
+    if (this.modes.alternateScreen) text += `${text === "" ? "" : "\n"}${this.screen().rows.join("\n")}`
+    return { text, continues: first > from.row && this.#rowWrapped(first) }
   }
 
   #liveLines(): Array<{ text: string; wrapped: boolean }> {

@@ -21,3 +21,9 @@ export * as ShellMarkers from "./ShellMarkers.js"
 
 /** @since 0.1.0 */
 export * as Capture from "./Capture.js"
+
+/** @since 0.3.0 */
+export * as Matcher from "./Matcher.js"
+
+/** @since 0.3.0 */
+export * as OutputWatch from "./OutputWatch.js"

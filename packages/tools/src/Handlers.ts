@@ -43,8 +43,8 @@ export const layer: Layer.Layer<
     terminal_close: ({ sessionId }) => Effect.flatMap(CurrentOwner, (owner) => service.close(owner, id(sessionId))),
     terminal_list: () =>
       Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions }))),
-    task_output: ({ taskId, timeoutMs, wait }) =>
-      Effect.flatMap(CurrentOwner, (owner) => tasks.output(owner, taskId, { wait, timeoutMs })),
+    task_output: ({ taskId, timeoutMs, wait, waitFor }) =>
+      Effect.flatMap(CurrentOwner, (owner) => tasks.output(owner, taskId, { wait, timeoutMs, waitFor })),
     task_kill: ({ taskId }) => Effect.flatMap(CurrentOwner, (owner) => tasks.kill(owner, taskId)),
     exec: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.exec(oneShot, owner, params)),
     process: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.process(oneShot, owner, params))

@@ -41,7 +41,9 @@ import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import type * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
+import type * as Deployment from "./Deployment.js"
 import * as HttpGuard from "./HttpGuard.js"
+import * as Instructions from "./Instructions.js"
 import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
@@ -66,6 +68,10 @@ export interface Options {
   readonly maxSessions?: number | undefined
   /** The bound of a request body in bytes (default 4 MiB; `HttpGuard` refuses a longer declared one). */
   readonly maxBodyBytes?: number | undefined
+  /** The tools and parameters exposed (default: all). */
+  readonly deployment?: Deployment.Deployment | undefined
+  /** The guide sent in `initialize` (default: `Instructions.text` of the deployment). */
+  readonly instructions?: string | undefined
 }
 
 /**
@@ -168,6 +174,7 @@ export const makeApp = (
     const serverInfo = { name: options.name, version: options.version }
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
+    const instructions = options.instructions ?? Instructions.text(options.deployment)
     const parser = RpcSerialization.jsonRpc().unsafeMake()
     const pending = new Set<string>()
     let serial = 0
@@ -192,10 +199,11 @@ export const makeApp = (
           )
         )
         const server = yield* McpServer.McpServer.make
-        yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner }).pipe(
-          Effect.provideService(McpServer.McpServer, server),
-          Effect.provide(context)
-        )
+        yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner, deployment: options.deployment })
+          .pipe(
+            Effect.provideService(McpServer.McpServer, server),
+            Effect.provide(context)
+          )
         const { forward, protocol } = yield* SessionProtocol.sessionProtocol
         yield* McpServer.run(serverInfo).pipe(
           Effect.provideService(McpServer.McpServer, server),
@@ -259,6 +267,11 @@ export const makeApp = (
         ? Effect.map(
           Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner),
           (response) => [response]
+        )
+        : ToolRequests.isInitialize(message)
+        ? Effect.map(
+          session.forward(message, Object.entries(request.headers)),
+          (responses) => responses.map((response) => ToolRequests.withInstructions(response, instructions))
         )
         : session.forward(message, Object.entries(request.headers))
       // The answer runs in a fiber of its own that a DELETE interrupts; the request then answers 404.

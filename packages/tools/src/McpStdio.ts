@@ -22,6 +22,8 @@ import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
+import type * as Deployment from "./Deployment.js"
+import * as Instructions from "./Instructions.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
 import { CurrentOwner } from "./Owner.js"
@@ -45,6 +47,10 @@ export interface Options {
   readonly input: NodeJS.ReadableStream
   /** Where responses go (`process.stdout`): nothing else is written to it. */
   readonly output: NodeJS.WritableStream
+  /** The tools and parameters exposed (default: all). */
+  readonly deployment?: Deployment.Deployment | undefined
+  /** The guide sent in `initialize` (default: `Instructions.text` of the deployment). */
+  readonly instructions?: string | undefined
 }
 
 const errorLine = (code: number, message: string, id: string | number | null = null) =>
@@ -74,7 +80,7 @@ const lineSplitter = (onLine: (line: string) => void) => {
  * @since 0.2.0
  */
 export const makeProtocol = (
-  options: Pick<Options, "input" | "output" | "owner">,
+  options: Pick<Options, "input" | "output" | "owner" | "instructions">,
   caller: ToolCall.Caller
 ): Effect.Effect<RpcServer.Protocol["Type"], never, Scope.Scope> =>
   RpcServer.Protocol.make((writeRequest) =>
@@ -94,7 +100,12 @@ export const makeProtocol = (
       }
       options.output.on("error", onError)
       options.input.on("error", onError)
+      /** Ids of `initialize` requests whose answer is still to come. */
+      const initializing = new Set<string>()
       const respond = (response: RpcMessage.FromServerEncoded) => {
+        if (response._tag === "Exit" && initializing.delete(ToolRequests.requestKey(response.requestId))) {
+          response = ToolRequests.withInstructions(response, options.instructions)
+        }
         const encoded = parser.encode(ToolRequests.bounded(response))
         if (encoded !== undefined) write(`${encoded as string}\n`)
       }
@@ -126,6 +137,7 @@ export const makeProtocol = (
             serveTool(request)
             continue
           }
+          if (ToolRequests.isInitialize(message)) initializing.add(ToolRequests.requestKey(message.id))
           const cancelled = ToolRequests.cancelledId(message)
           const call = cancelled === undefined ? undefined : calls.get(cancelled)
           if (call !== undefined) {
@@ -179,11 +191,15 @@ export const make = (
 ): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
   Effect.gen(function*() {
     const server = yield* McpServer.McpServer.make
-    yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner: options.owner }).pipe(
+    const deployment = options.deployment
+    yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner: options.owner, deployment }).pipe(
       Effect.provideService(McpServer.McpServer, server)
     )
     const caller = yield* ToolCall.make(options)
-    const protocol = yield* makeProtocol(options, caller)
+    const protocol = yield* makeProtocol({
+      ...options,
+      instructions: options.instructions ?? Instructions.text(deployment)
+    }, caller)
     yield* McpServer.run({ name: options.name, version: options.version }).pipe(
       Effect.provideService(McpServer.McpServer, server),
       Effect.provideService(RpcServer.Protocol, protocol),

@@ -10,8 +10,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Deployment from "./Deployment.js"
 import { CurrentOwner } from "./Owner.js"
-import { TerminalToolkit } from "./TerminalTools.js"
 import * as ToolCall from "./ToolCall.js"
 
 /**
@@ -50,8 +50,8 @@ export const describe = (tool: Tool.Any): McpSchema.Tool =>
  * @since 0.2.0
  */
 export type Options =
-  | { readonly maxResultBytes: number; readonly owner: Ids.OwnerId }
-  | { readonly maxResultBytes: number; readonly ownerOf: OwnerOf }
+  & { readonly maxResultBytes: number; readonly deployment?: Deployment.Deployment | undefined }
+  & ({ readonly owner: Ids.OwnerId } | { readonly ownerOf: OwnerOf })
 
 /**
  * Register every terminal tool on the MCP server in context. The call path is compiled once, here; a
@@ -69,7 +69,7 @@ export const register = (options: Options) =>
         structuredContent: outcome.structured,
         content: [{ type: "text", text: outcome.text }]
       }, true)
-    for (const tool of Object.values(TerminalToolkit.tools)) {
+    for (const tool of Deployment.toolsOf(options.deployment)) {
       const name = tool.name
       yield* server.addTool({
         tool: describe(tool),

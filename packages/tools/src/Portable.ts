@@ -21,8 +21,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Deployment from "./Deployment.js"
+import * as Instructions from "./Instructions.js"
 import { describe } from "./McpTools.js"
-import { TerminalToolkit } from "./TerminalTools.js"
 import * as ToolClient from "./ToolClient.js"
 
 /**
@@ -60,8 +61,8 @@ export interface ToolResult {
  *
  * @since 0.1.0
  */
-export const toolDefinitions = (): Array<ToolDefinition> =>
-  Object.values(TerminalToolkit.tools).map((tool) => {
+export const toolDefinitions = (deployment: Deployment.Deployment = Deployment.all): Array<ToolDefinition> =>
+  Deployment.toolsOf(deployment).map((tool) => {
     const described = describe(tool)
     const hints = described.annotations
     return JSON.parse(JSON.stringify({
@@ -85,6 +86,8 @@ export const toolDefinitions = (): Array<ToolDefinition> =>
  */
 export interface PortableTools {
   readonly definitions: ReadonlyArray<ToolDefinition>
+  /** The guide an MCP server sends in `initialize` (`instructions`): for the model's system prompt. */
+  readonly instructions: string
   /**
    * Call a tool; resolves with its outcome (a tool failure is `isError: true`, not a rejection). Rejects
    * only when the services cannot start (e.g. `InvalidConfig`) or the call is aborted.
@@ -137,9 +140,11 @@ export const make = <E>(options: Options<E>): PortableTools => {
       Effect.flatMap(ToolClient.ToolClient, (client) => client.call(name, args ?? {}, { owner: callOptions?.owner })),
       callOptions?.signal === undefined ? undefined : { signal: callOptions.signal }
     ).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
-  const definitions = toolDefinitions()
+  const deployment = options.deployment ?? Deployment.all
+  const definitions = toolDefinitions(deployment)
   return {
     definitions,
+    instructions: Instructions.text(deployment),
     callTool,
     handlers: Object.fromEntries(definitions.map(({ name }) => [name, (args: unknown) => callTool(name, args)])),
     dispose: () => runtime.dispose()

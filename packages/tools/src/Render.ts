@@ -52,13 +52,46 @@ export const bounded = (fullFacts: string, body: string, maxBytes: number, compa
  *
  * @since 0.1.0
  */
+/** A match as the facts line shows it: the text, then a regex's groups. */
+const matchFact = (match: Session.Match): string => {
+  const groups = match.groups === undefined ? "" : ` [groups: ${JSON.stringify(match.groups)}]`
+  return `[match: ${JSON.stringify(Utf8.cutHead(match.text, 200))}]${groups}`
+}
+
+/** The facts of one step of a batch. */
+const stepFacts = (step: Session.StepResult, index: number): string =>
+  [
+    `[step ${index + 1}: ${step.waitReason}]`,
+    ...(step.exitCode !== undefined ? [`[exit: ${step.exitCode}]`] : []),
+    ...(step.match !== undefined ? [matchFact(step.match)] : []),
+    ...(step.continuation === true ? ["[continuation]"] : []),
+    ...(step.truncated ? ["[truncated]"] : [])
+  ].join(" ")
+
+/**
+ * A batch's result (`steps`): one facts line for the batch, then each step's facts and output in order.
+ * Each step's output was already bounded by the service (the last step's first).
+ */
+const batchResult = (result: Session.SendResult, steps: ReadonlyArray<Session.StepResult>, maxBytes: number) => {
+  const facts = [`[steps: ${steps.length} run]`]
+  if (result.stoppedAt !== undefined) facts.push(`[stopped at step ${result.stoppedAt + 1}: ${result.waitReason}]`)
+  if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
+  const body = steps.map((step, index) => `${stepFacts(step, index)}${step.output === "" ? "" : `\n${step.output}`}`)
+  if (result.screen !== undefined) {
+    body.push(`[full-screen program: screen ${result.screen.rows.length} rows]`, ...result.screen.rows)
+  }
+  return bounded(facts.join(" "), body.join("\n"), maxBytes)
+}
+
 export const sendResult = (result: Session.SendResult, maxBytes: number): string => {
+  if (result.steps !== undefined) return batchResult(result, result.steps, maxBytes)
   const facts = [`[wait: ${result.waitReason}]`]
   if (result.taskId !== undefined) facts.push(`[task: ${result.taskId}]`)
   if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
   if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
   if (result.continuation === true) facts.push("[continuation prompt: the command line is unfinished]")
-  if (result.waitReason === "inferred_idle" || result.waitReason === "timeout") {
+  if (result.match !== undefined) facts.push(matchFact(result.match))
+  if (result.waitReason === "inferred_idle" || result.waitReason === "timeout" || result.waitReason === "matched") {
     facts.push("[the command may still be running]")
   }
   if (result.truncated) facts.push("[truncated]")
@@ -189,11 +222,13 @@ export const taskView = (
     readonly output: string
     readonly result?: unknown
     readonly error?: { readonly _tag: string; readonly message: string } | undefined
+    readonly match?: Session.Match | undefined
     readonly elapsedMs: number
   },
   maxBytes: number
 ): string => {
   const facts = [`[task: ${view.taskId}]`, `[status: ${view.status}]`]
+  if (view.match !== undefined) facts.push(matchFact(view.match))
   const result = view.result as Partial<Session.SendResult> | undefined
   if (result?.waitReason !== undefined) facts.push(`[wait: ${result.waitReason}]`)
   if (result?.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
@@ -221,6 +256,7 @@ export const execResult = (result: Exec.ExecResult, maxBytes: number): string =>
   else facts.push(`[exec: ${result.status}]`)
   if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
   if (result.signal !== undefined) facts.push(`[signal: ${result.signal}]`)
+  if (result.match !== undefined) facts.push(matchFact(result.match))
   if (isRun && result.reason !== undefined && result.reason !== "exited") {
     facts.push(
       result.reason === "no_output"

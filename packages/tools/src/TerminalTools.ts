@@ -12,6 +12,14 @@ const sessionId = Session.IdString.annotations({ description: "The session's id,
 
 const describe = (lines: ReadonlyArray<string>) => lines.join(" ")
 
+const waitFor = Schema.optional(Session.WaitFor.annotations({
+  description: "Also return as soon as the output since this call began shows this (waitReason \"matched\", " +
+    "with match: the text and a regex's groups): {\"text\": \"...\"}, {\"regex\": \"port (\\\\d+)\", " +
+    "\"flags\": \"i\"} (a JavaScript regular expression), or {\"screenStableMs\": 500} (the screen has not " +
+    "changed for that long: a full-screen program has drawn). The prompt, stdin_read, an exit and the timeout " +
+    "still end the wait first if they come first; silence does not (unless idleMs is given)."
+}))
+
 const annotate = <T extends { readonly annotate: (tag: any, value: any) => T }>(
   tool: T,
   hints: {
@@ -86,7 +94,9 @@ export const TerminalSend = annotate(
       "an unfinished command (unclosed quote, heredoc, open block): send the rest, or keys [\"C-c\"] to drop it;",
       "an unfinished multi-line text is dropped for you (nothing ran). When the result has a screen, a",
       "full-screen program (an editor, a pager) holds the terminal: look at the screen and leave it with its own",
-      "keys (\"q\" for a pager, Escape then :q! Enter for vim)."
+      "keys (\"q\" for a pager, Escape then :q! Enter for vim). waitFor returns as soon as the output shows a",
+      "text or regex (\"matched\", with match: a dev server's banner, a test summary) or the screen settles;",
+      "steps sends several inputs in one call, each waiting for its own readiness."
     ]),
     parameters: {
       sessionId,
@@ -115,8 +125,23 @@ export const TerminalSend = annotate(
       })),
       run_in_background: Schema.optional(Schema.Boolean.annotations({
         description: "Return at once with a taskId and let the command run (builds, test suites, servers). " +
-          "Follow it with task_output (wait: true blocks until it ends — no need to poll) or task_kill."
-      }))
+          "Follow it with task_output (wait: true blocks until it ends — no need to poll) or task_kill. With " +
+          "waitFor, the first return waits for that (a server's banner) and the task runs on."
+      })),
+      waitFor,
+      steps: Schema.optional(
+        Schema.Array(Session.Step.annotations({
+          description: "One input (exactly one of text, keys, paste; submit as for a send) with its own waitFor, " +
+            "timeoutMs and idleMs."
+        })).pipe(Schema.filter((steps) => steps.length >= 1 && steps.length <= Session.maxSteps, {
+          message: () => `must be an array of 1 to ${Session.maxSteps} steps`,
+          jsonSchema: { minItems: 1, maxItems: Session.maxSteps }
+        })).annotations({
+          description: "Instead of text/keys/paste: several inputs sent in order in one call, each waiting for " +
+            "its own readiness (a REPL's lines, a login). The first step that ends by timeout, inferred_idle or " +
+            "session_exit stops the rest (stoppedAt says which); the result lists each step's outcome (steps)."
+        })
+      )
     },
     success: Session.SendResult,
     failure: Errors.TerminalError
@@ -230,6 +255,8 @@ export const TaskView = Schema.Struct({
   output: Schema.String,
   result: Schema.optional(Schema.Unknown),
   error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
+  /** What `waitFor` found in the output since the previous look. */
+  match: Schema.optional(Session.Match),
   elapsedMs: Schema.Number
 })
 
@@ -249,7 +276,12 @@ export const TaskOutput = annotate(
     parameters: {
       taskId,
       wait: Schema.optional(Schema.Boolean.annotations({ description: "Block until the task ends." })),
-      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "Give up waiting after this many ms." }))
+      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "Give up waiting after this many ms." })),
+      waitFor: Schema.optional(Session.WaitFor.annotations({
+        description: "Block until the output new since your last look shows this (match in the result), the " +
+          "task waits for input, or it ends: {\"text\": ...}, {\"regex\": ..., \"flags\"?: ...} or " +
+          "{\"screenStableMs\": ...}, as for terminal_send."
+      }))
     },
     success: TaskView,
     failure: Errors.TerminalError
@@ -314,7 +346,12 @@ export const ExecTool = annotate(
         "Return after this many ms with the output so far and a taskId if still running (default 30000)."
       ),
       background: Schema.optional(Schema.Boolean.annotations({
-        description: "Return a taskId at once and let the command run (follow it with the process tool)."
+        description: "Return a taskId at once and let the command run (follow it with the process tool). With " +
+          "waitFor, return once the output shows it (a server's banner: match), within yieldMs."
+      })),
+      waitFor: Schema.optional(Session.WaitFor.annotations({
+        description: "With background: wait for this in the output before returning ({\"text\": ...}, " +
+          "{\"regex\": ..., \"flags\"?: ...} or {\"screenStableMs\": ...}, as for terminal_send)."
       }))
     },
     success: Exec.ExecResult,

@@ -18,8 +18,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
+import * as Deployment from "./Deployment.js"
 import * as Render from "./Render.js"
-import { TerminalToolkit } from "./TerminalTools.js"
+import type { TerminalToolkit } from "./TerminalTools.js"
 
 /**
  * What a tool call produced, ready for any transport.
@@ -175,15 +176,14 @@ const compile = (tool: Tool.Any, context: Context.Context<never>): Compiled => {
  * @since 0.2.0
  */
 export const make = (
-  options: { readonly maxResultBytes: number }
+  options: { readonly maxResultBytes: number; readonly deployment?: Deployment.Deployment | undefined }
 ): Effect.Effect<Caller, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
   Effect.map(Effect.context<Tool.HandlersFor<typeof TerminalToolkit.tools>>(), (context) => {
     const maxBytes = options.maxResultBytes
     const compiled = new Map<string, Compiled>()
-    for (const tool of Object.values(TerminalToolkit.tools)) {
-      compiled.set(tool.name, compile(tool as Tool.Any, context as Context.Context<never>))
-    }
-    const names = Object.keys(TerminalToolkit.tools).join(", ")
+    const tools = Deployment.toolsOf(options.deployment)
+    for (const tool of tools) compiled.set(tool.name, compile(tool, context as Context.Context<never>))
+    const names = tools.map((tool) => tool.name).join(", ")
     const call = (name: string, payload: unknown): Effect.Effect<ToolOutcome> => {
       const tool = compiled.get(name)
       if (tool === undefined) {
@@ -238,6 +238,6 @@ export const make = (
 export const call = (
   name: string,
   payload: unknown,
-  options: { readonly maxResultBytes: number }
+  options: { readonly maxResultBytes: number; readonly deployment?: Deployment.Deployment | undefined }
 ): Effect.Effect<ToolOutcome, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
   Effect.flatMap(make(options), (caller) => caller.call(name, payload))

@@ -21,6 +21,7 @@ import type { Tool } from "@effect/ai"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Deployment from "./Deployment.js"
 import * as Handlers from "./Handlers.js"
 import { CurrentOwner } from "./Owner.js"
 import type { TerminalToolkit } from "./TerminalTools.js"
@@ -56,10 +57,12 @@ export class ToolClient extends Context.Tag("@agent-terminal/tools/ToolClient")<
  * @since 0.1.0
  */
 export interface Options {
-  /** Bound of every rendered result (at least 64; default 262144). */
+  /** Bound of every rendered result (at least 64; default 32768). */
   readonly maxResultBytes?: number | undefined
   /** The owner of the calls (default `local`); sessions are visible only to their owner. */
   readonly owner?: string | undefined
+  /** The tools and parameters exposed (default: all of them). */
+  readonly deployment?: Deployment.Deployment | undefined
 }
 
 /**
@@ -81,7 +84,7 @@ export const make = (
     const settings = yield* TerminalConfig.make(
       options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }
     )
-    const caller = yield* ToolCall.make(settings)
+    const caller = yield* ToolCall.make({ maxResultBytes: settings.maxResultBytes, deployment: options.deployment })
     const defaultOwner = yield* CurrentOwner
     const owner = (given: string | undefined) =>
       given !== undefined ? Ids.OwnerId.make(given) : options.owner !== undefined ?

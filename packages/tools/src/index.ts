@@ -50,3 +50,9 @@ export * as ToolCall from "./ToolCall.js"
  * @since 0.1.0
  */
 export * as ToolClient from "./ToolClient.js"
+
+/** @since 0.3.0 */
+export * as Deployment from "./Deployment.js"
+
+/** @since 0.3.0 */
+export * as Instructions from "./Instructions.js"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Portable, TerminalTools, ToolClient } from "../src/index.js"
+import { Instructions, Portable, TerminalTools, ToolClient } from "../src/index.js"
 import { fakeTerminal } from "./support/fakeTerminal.js"
 
 describe("Portable: the tools for any agent SDK, no Effect at the call site", () => {
@@ -66,7 +66,7 @@ describe("ToolClient: the tools from an Effect program", () => {
   it.effect("calls through the same path as MCP, as the client's owner", () =>
     Effect.gen(function*() {
       const tools = yield* ToolClient.ToolClient
-      expect(tools.maxResultBytes).toBe(262144)
+      expect(tools.maxResultBytes).toBe(32768)
       const opened = yield* tools.call("terminal_open", {})
       const sessionId = opened.structured.sessionId as string
       const listed = yield* tools.call("terminal_list")
@@ -74,4 +74,32 @@ describe("ToolClient: the tools from an Effect program", () => {
       const other = yield* tools.call("terminal_send", { sessionId, text: "x" }, { owner: "intruder" })
       expect(other.structured).toMatchObject({ _tag: "ForeignSession" })
     }).pipe(Effect.provide(ToolClient.layer({ owner: "agent-1" }).pipe(Layer.provide(fakeTerminal().layer)))))
+
+  it("a deployment hides tools and parameters the same way in definitions and calls; instructions follow it", async () => {
+    const deployment = { tools: ["terminal"] as const, background: false }
+    const terminal = Portable.make({ layer: fakeTerminal().layer, deployment })
+    try {
+      expect(terminal.definitions.map((tool) => tool.name)).toEqual(
+        Object.keys(TerminalTools.TerminalToolkit.tools).filter((name) => name.startsWith("terminal_"))
+      )
+      const send = terminal.definitions.find((tool) => tool.name === "terminal_send")!
+      expect(Object.keys(send.inputSchema.properties as object)).not.toContain("run_in_background")
+      expect(terminal.instructions).toBe(Instructions.text(deployment))
+      expect(terminal.instructions).not.toContain("task_output")
+      const hidden = await terminal.callTool("task_output", { taskId: "t-1" })
+      expect(hidden).toMatchObject({ isError: true, structured: { _tag: "InvalidInput", field: "name" } })
+      const opened = await terminal.callTool("terminal_open", {})
+      const background = await terminal.callTool("terminal_send", {
+        sessionId: opened.structured.sessionId,
+        text: "true",
+        run_in_background: true
+      })
+      expect(background).toMatchObject({
+        isError: true,
+        structured: { _tag: "InvalidInput", field: "run_in_background" }
+      })
+    } finally {
+      await terminal.dispose()
+    }
+  })
 })

@@ -23,6 +23,7 @@ import * as Report from "./Report.js"
 import { roundTrip } from "./RoundTrip.js"
 import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
+import { waitForGroup } from "./WaitFor.js"
 
 /** Every group, in the order a full run takes them. */
 export const groups: ReadonlyArray<Group> = [
@@ -36,6 +37,7 @@ export const groups: ReadonlyArray<Group> = [
   concurrency,
   idle,
   transcript,
+  waitForGroup,
   mcpPath,
   sandbox,
   daemon

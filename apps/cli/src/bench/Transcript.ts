@@ -73,7 +73,20 @@ const ours = (steps: ReadonlyArray<Step>) =>
         reasons.push(result.waitReason)
       }
       yield* service.close(owner, id)
-      return { text, structured, perStep, reasons: tally(reasons) }
+      // a long output with the defaults: what an MCP client receives, in text, in structuredContent, both
+      const long = yield* service.open(owner, { name: "transcript-seq" })
+      const longId = Ids.SessionId.make(long.sessionId)
+      const seq = yield* service.send(owner, longId, { text: "seq 1 10000" })
+      yield* service.close(owner, longId)
+      const seqText = Render.sendResult(seq, settings.maxResultBytes)
+      const seqBytes = {
+        text: utf8(seqText),
+        structured: utf8(JSON.stringify(seq)),
+        both: utf8(
+          JSON.stringify({ content: [{ type: "text", text: seqText }], structuredContent: seq, isError: false })
+        )
+      }
+      return { text, structured, perStep, reasons: tally(reasons), seqBytes }
     })
   )
 
@@ -136,7 +149,22 @@ const measure = (options: RunOptions) =>
               steps: steps.map((step, i) => ({ input: step.text, toolText: m.perStep[i], rawPty: rawRun.perStep[i] }))
             }
           },
-          baseline
+          baseline,
+          ...(["text", "structured", "both"] as const).map((part): Metric => ({
+            name: `transcript.seq-10000.${part}`,
+            group,
+            kind: "ours",
+            unit: "bytes",
+            value: m.seqBytes[part],
+            compared: [],
+            notes: [
+              part === "text"
+                ? "terminal_send 'seq 1 10000' with the defaults (maxResultBytes 32 KiB): the text content"
+                : part === "structured"
+                ? "the same call's structuredContent (JSON)"
+                : "the whole CallToolResult: text and structuredContent together (the output travels in both)"
+            ]
+          }))
         ] satisfies Array<Metric>
       }),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -146,5 +174,16 @@ const measure = (options: RunOptions) =>
 export const transcript: Group = {
   name: group,
   description: "result bytes for a typical transcript: rendered tool text vs the raw pty bytes",
-  run: (options) => guard([{ name: "transcript.tool-text", group, unit: "bytes" }], measure(options))
+  run: (options) =>
+    guard(
+      [
+        { name: "transcript.tool-text", group, unit: "bytes" },
+        ...["text", "structured", "both"].map((part) => ({
+          name: `transcript.seq-10000.${part}`,
+          group,
+          unit: "bytes"
+        }))
+      ],
+      measure(options)
+    )
 }

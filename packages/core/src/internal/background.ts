@@ -4,14 +4,16 @@
  * until the prompt is back, reporting meanwhile whether the program waits for input and taking input
  * through the task runtime. The task releases the slot when it ends.
  */
+import { type Emulator, Matcher } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { OwnerId } from "../Ids.js"
-import type { SendRequest, SendResult } from "../Session.js"
+import type { Match, SendRequest, SendResult, WaitFor } from "../Session.js"
 import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
+import { awaitMatch, awaitStableScreen } from "./matchTier.js"
 import { settleBackground } from "./readiness.js"
 import { endOf, outputOf, resultOf } from "./results.js"
 import { statusOf } from "./session.js"
@@ -21,6 +23,46 @@ import { withoutPadding } from "./shells.js"
 import { reserved } from "./slot.js"
 
 type Begun = Effect.Effect.Success<ReturnType<typeof begin>>
+
+/** Completes (with `undefined`) once the task waits for input. */
+const waitingForInput = (now: () => boolean, listeners: Set<() => void>): Effect.Effect<undefined> =>
+  Effect.async<undefined>((resume) => {
+    if (now()) return resume(Effect.succeed(undefined))
+    const wake = () => resume(Effect.succeed(undefined))
+    listeners.add(wake)
+    return Effect.sync(() => listeners.delete(wake))
+  })
+
+/**
+ * Wait for `condition` in the output of a background send: from the send's start through its own watch
+ * (`since` absent: the first look), or since the previous look, whose capture (`since`) holds what scrolled
+ * off meanwhile (bounded: its head and tail) — looked at once — and a new watch the rest.
+ */
+const awaitOutputSince = (
+  deps: Deps,
+  runtime: SessionRuntime,
+  begun: Begun,
+  since: Emulator.Capture | undefined,
+  condition: WaitFor
+): Effect.Effect<Match> => {
+  if (condition.screenStableMs !== undefined) {
+    return awaitStableScreen(runtime, deps.timers, condition.screenStableMs, undefined)
+  }
+  if (since === undefined) return awaitMatch(runtime, begun.watch.output!)
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const top = runtime.emulator.screenTop()
+      const seed = top.row > since.start.row ? runtime.emulator.peek(since, top).text : ""
+      const start = top.row > since.start.row ? top : since.start
+      const target = Matcher.pattern(
+        condition.text !== undefined ? { text: condition.text } : { regex: condition.regex!, flags: condition.flags }
+      )
+      return runtime.emulator.watch(start, target, { seed })
+    }),
+    (output) => awaitMatch(runtime, output),
+    (output) => Effect.sync(() => runtime.emulator.unwatch(output))
+  )
+}
 
 export const startBackground = (
   deps: Deps,
@@ -36,6 +78,12 @@ export const startBackground = (
       /** The write, once it happened (the task exists before it). */
       const sent: { begun: Begun | undefined } = { begun: undefined }
       let waiting = false
+      /** Looks with `waitFor` waiting for the task to wait for input. */
+      const onWaitingInput = new Set<() => void>()
+      /** Where the output since the previous look begins (none yet: the send's own capture and watch). */
+      let look: Emulator.Capture | undefined
+      /** The send's own watch of its `waitFor` is for the first look only. */
+      let looked = false
       /** The task's race began: a kill from then on interrupts the program through `run`'s own handler. */
       let racing = false
       const run = Effect.flatMap(Deferred.await(written), ({ baseline, capture, started, watch }) =>
@@ -43,6 +91,7 @@ export const startBackground = (
           racing = true
           return settleBackground(watch, (now) => {
             waiting = now
+            if (now) { for (const wake of [...onWaitingInput]) wake() }
           })
         }).pipe(
           Effect.map((settled) => {
@@ -67,12 +116,29 @@ export const startBackground = (
           return Either.isLeft(bytes) ? Effect.fail(bytes.left) : runtime.process.write(bytes.right)
         },
         finalOutput: (result) => result.output,
+        awaitOutput: (condition) =>
+          Effect.flatMap(Deferred.await(written), (begun) => {
+            const own = !looked && begun.watch.output !== undefined && condition === request.waitFor
+            return Effect.raceFirst(
+              awaitOutputSince(deps, runtime, begun, own ? undefined : look ?? begun.capture, condition),
+              waitingForInput(() => waiting, onWaitingInput)
+            )
+          }),
+        onLook: () => {
+          looked = true
+          if (look !== undefined) runtime.emulator.finish(look)
+          look = runtime.emulator.capture({ row: runtime.emulator.cursor().row, col: 0 }, deps.config.maxResultBytes)
+        },
         // Killed before its race began but after the write, the command was never interrupted: interrupt it now.
         onEnd: Effect.suspend(() =>
           racing || sent.begun === undefined ? Effect.void : Effect.asVoid(interruptForeground(runtime, inspector))
         ).pipe(
           Effect.ensuring(Effect.sync(() => {
-            if (sent.begun !== undefined) runtime.emulator.finish(sent.begun.capture)
+            if (sent.begun !== undefined) {
+              runtime.emulator.finish(sent.begun.capture)
+              if (sent.begun.watch.output !== undefined) runtime.emulator.unwatch(sent.begun.watch.output)
+            }
+            if (look !== undefined) runtime.emulator.finish(look)
             runtime.slot.release(reservation)
           }))
         )

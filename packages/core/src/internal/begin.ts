@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import type { SendRequest } from "../Session.js"
 import * as Input from "./input.js"
+import { openWatch } from "./matchTier.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
 import type { Watch } from "./settled.js"
@@ -20,7 +21,7 @@ const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRigh
 export const begin = (
   deps: Deps,
   runtime: SessionRuntime,
-  request: SendRequest,
+  request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor" | "idleMs">,
   input: string,
   timeoutMs: number,
   interruptible: Restore = identity,
@@ -37,11 +38,18 @@ export const begin = (
       : undefined
     // A cancel that won before the write: nothing is written, the send ends interrupted.
     if (cancel?.cancelled === true) return yield* Effect.interrupt
-    const capture = runtime.emulator.capture(runtime.emulator.cursor(), config.maxResultBytes)
+    const start = runtime.emulator.cursor()
+    const capture = runtime.emulator.capture(start, config.maxResultBytes)
+    const output = openWatch(runtime, start, kind, request)
     const baseline = runtime.shell.seq
     const bytesAtWrite = runtime.activity.bytes
     const started = timers.now()
-    yield* runtime.process.write(input)
+    yield* runtime.process.write(input).pipe(Effect.onError(() =>
+      Effect.sync(() => {
+        runtime.emulator.finish(capture)
+        if (output !== undefined) runtime.emulator.unwatch(output)
+      })
+    ))
     const watch: Watch = {
       session: runtime,
       inspector,
@@ -57,6 +65,8 @@ export const begin = (
       written: Utf8.byteLength(input),
       bytesAtWrite,
       capture,
+      waitFor: request.waitFor,
+      output,
       cancel
     }
     return { watch, capture, baseline, started }

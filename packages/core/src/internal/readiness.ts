@@ -6,6 +6,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { promptComesNext, rearmed, runningAtStart } from "./input.js"
+import { matchTier } from "./matchTier.js"
 import { promptFirst, type PromptProgress, promptTier } from "./promptTier.js"
 import type { Decisive, Settled, Tier, Watch } from "./settled.js"
 import { promptAfter } from "./shellState.js"
@@ -62,7 +63,14 @@ const tiersOf = (watch: Watch, progress: PromptProgress, probeAtOnce: boolean): 
   const tiers: Array<Effect.Effect<Settled>> = []
   if (watch.cancel !== undefined) tiers.push(cancelTier(watch.cancel))
   if (watch.session.nonce !== undefined) tiers.push(promptTier(watch, progress))
-  tiers.push(exitTier(watch), timeoutTier(watch), idleTier(watch), stdinTier(watch, { probeAtOnce }))
+  tiers.push(exitTier(watch), timeoutTier(watch))
+  const waitFor = watch.waitFor
+  const matched = waitFor === undefined ? undefined : matchTier(watch, waitFor)
+  if (matched !== undefined) tiers.push(matched)
+  // Waiting for something in particular, silence is no answer (unless the send asked for it with idleMs);
+  // and a full-screen program waits for a key between redraws, so its screen settling is the answer.
+  if (waitFor === undefined || watch.idleMs !== undefined) tiers.push(idleTier(watch))
+  if (waitFor?.screenStableMs === undefined) tiers.push(stdinTier(watch, { probeAtOnce }))
   return tiers
 }
 

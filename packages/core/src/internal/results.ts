@@ -2,7 +2,7 @@
  * A send's result, from how its wait ended: the output up to where it settled (echo dropped, bounded head and
  * tail), the notes the model reads, the screen while a full-screen program holds the terminal.
  */
-import { Capture, type Emulator } from "@agent-terminal/terminal"
+import { Capture, type Emulator, Utf8 } from "@agent-terminal/terminal"
 import type { SendRequest, SendResult } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import { stripEcho } from "./input.js"
@@ -73,6 +73,55 @@ export const textOf = (outcome: Outcome, output: string): string => {
   }
 }
 
+/** Room kept in a send's output for the facts a transport puts before it (`[wait: prompt] [exit: 0] …`). */
+const factsRoom = (maxBytes: number): number => maxBytes < 4096 ? 0 : Math.min(512, Math.floor(maxBytes / 8))
+
+/** Room for the read hint in the omission line. */
+const HINT_ROOM = 128
+
+/**
+ * Where the lines an omission line stands for are in the session's transcript: found from the first whole
+ * line of the tail kept after it (looked for just above where the tail must end, near the transcript's
+ * end), as the `terminal_read` call that shows them; `undefined` when the tail cannot be placed.
+ */
+const readHint = (runtime: SessionRuntime, text: string, omittedLines: number): string | undefined => {
+  const marker = Capture.omissionPattern.exec(text)
+  if (marker === null) return undefined
+  const tail = text.slice(marker.index + marker[0].length + 1).split("\n")
+  const source = runtime.emulator.transcript()
+  const end = source.first + source.total
+  const lowest = Math.max(source.first, end - tail.length - 64)
+  for (let at = end - tail.length; at >= lowest; at--) {
+    const line = source.line(at)
+    const placed = (line === tail[0] || (tail[0] !== "" && line.endsWith(tail[0]!))) &&
+      (tail.length < 2 || source.line(at + 1) === tail[1])
+    if (!placed) continue
+    const count = omittedLines + 1
+    if (at - count < source.first) return undefined
+    return `terminal_read {"sessionId":"${runtime.id}","offset":${end - at},"count":${count}} shows them`
+  }
+  return undefined
+}
+
+/**
+ * A send's output within `maxBytes` (less the room for the facts): its head and tail, the omission line
+ * naming the `terminal_read` call that shows the middle.
+ */
+export const fitOutput = (runtime: SessionRuntime, text: string, maxBytes: number): Utf8.HeadTail => {
+  const room = maxBytes - factsRoom(maxBytes)
+  const whole = Capture.fit(text, room)
+  if (!whole.truncated) return whole
+  if (room < 4 * HINT_ROOM) return whole
+  const cut = Capture.fit(text, room - HINT_ROOM)
+  const hint = readHint(runtime, cut.text, cut.omittedLines)
+  if (hint === undefined) return whole
+  const hinted = cut.text.replace(
+    Capture.omissionPattern,
+    (line) => `${line.slice(0, line.length - "] …".length)}; ${hint}] …`
+  )
+  return Utf8.byteLength(hinted) <= room ? { ...cut, text: hinted } : whole
+}
+
 /**
  * The send's result: the output over the cap cut to its head and tail (code points intact), and, while a
  * full-screen program holds the terminal, the screen as a person sees it instead of a byte stream.
@@ -85,7 +134,7 @@ export const resultOf = (
   truncated: boolean,
   elapsedMs: number
 ): SendResult => {
-  const cut = Capture.fit(text, config.maxResultBytes)
+  const cut = fitOutput(runtime, text, config.maxResultBytes)
   const screen = holdsScreen(runtime, outcome) ? runtime.emulator.screen() : undefined
   const decisive = decisiveOf(outcome)
   const continuation = outcome._tag === "Abandoned" || outcome._tag === "Continuation"
@@ -97,6 +146,7 @@ export const resultOf = (
     ...(screen !== undefined ? { screen: { rows: screen.rows, cursor: screen.cursor } } : {}),
     truncated: truncated || cut.truncated,
     ...(continuation ? { continuation: true } : {}),
+    ...(decisive._tag === "Matched" ? { match: decisive.match } : {}),
     elapsedMs
   }
 }

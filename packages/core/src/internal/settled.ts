@@ -1,10 +1,10 @@
 /**
  * How a wait for readiness ended (`Settled`), and the facts of the send it waited for (`Watch`).
  */
-import type { Emulator } from "@agent-terminal/terminal"
+import type { Emulator, OutputWatch } from "@agent-terminal/terminal"
 import type * as Effect from "effect/Effect"
 import type { Probe, ProcessInspector } from "../ProcessInspector.js"
-import type { WaitReason } from "../Session.js"
+import type { Match, WaitFor, WaitReason } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import type { InputKind } from "./input.js"
 import type { SessionRuntime } from "./session.js"
@@ -21,6 +21,7 @@ export type Settled =
   | { readonly _tag: "Prompt"; readonly end: Position; readonly exitCode: number | undefined }
   | { readonly _tag: "Continuation"; readonly end: Position }
   | { readonly _tag: "StdinRead"; readonly end: Position }
+  | { readonly _tag: "Matched"; readonly end: Position; readonly match: Match }
   | { readonly _tag: "InferredIdle"; readonly end: Position }
   | { readonly _tag: "Timeout"; readonly end: Position }
   | { readonly _tag: "SessionExit"; readonly end: Position }
@@ -37,6 +38,8 @@ export const reasonOf = (settled: Decisive): WaitReason => {
       return "prompt"
     case "StdinRead":
       return "stdin_read"
+    case "Matched":
+      return "matched"
     case "InferredIdle":
       return "inferred_idle"
     case "Timeout":
@@ -68,6 +71,10 @@ export interface Watch {
   /** The session's output byte count at the write. */
   readonly bytesAtWrite: number
   readonly capture: Emulator.Capture
+  /** What the send waits for besides readiness (`matched`). */
+  readonly waitFor?: WaitFor | undefined
+  /** The watch of the output for a `text` or `regex` wait, from the capture's start. */
+  readonly output?: OutputWatch.OutputWatch | undefined
   /** A cancel of the send ends the wait (`Cancelled`). */
   readonly cancel?: CancelSignal | undefined
 }

@@ -15,8 +15,10 @@ import { InvalidInput, LimitReached, TaskNotFound } from "../Errors.js"
 import type { OwnerId } from "../Ids.js"
 import { TaskId } from "../Ids.js"
 import { Registry } from "../Registry.js"
+import type { Match } from "../Session.js"
 import type {
   Options,
+  OutputOptions,
   TaskEvent,
   TaskInput,
   TaskReservation,
@@ -77,14 +79,17 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
       return entry.killed || Exit.isInterrupted(exit) ? "killed" : "failed"
     }
 
-    const view = (entry: Entry, consume: boolean): TaskView => {
+    const view = (entry: Entry, consume: boolean, match?: Match): TaskView => {
       const ended = entry.exit
       const status = statusOf(entry)
       const current = ended !== undefined && Exit.isSuccess(ended) && entry.spec.finalOutput !== undefined
         ? entry.spec.finalOutput(ended.value)
         : entry.spec.output()
       const output = consume ? delta(entry.seen, current) : current
-      if (consume) entry.seen = current
+      if (consume) {
+        entry.seen = current
+        entry.spec.onLook?.()
+      }
       const failure = ended !== undefined && Exit.isFailure(ended) && ended.cause._tag === "Fail"
         ? ended.cause.error
         : undefined
@@ -97,6 +102,7 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
         output,
         ...(ended !== undefined && Exit.isSuccess(ended) ? { result: ended.value } : {}),
         ...(failure !== undefined ? { error: { _tag: failure._tag, message: failure.message } } : {}),
+        ...(match !== undefined ? { match } : {}),
         elapsedMs: (entry.endedAt ?? now()) - entry.startedAt
       }
     }
@@ -177,20 +183,26 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
         )
       })
 
-    const output = (
-      owner: OwnerId,
-      taskId: string,
-      options: { readonly wait?: boolean | undefined; readonly timeoutMs?: number | undefined } = {}
-    ) =>
+    const output = (owner: OwnerId, taskId: string, options: OutputOptions = {}) =>
       Effect.gen(function*() {
         const entry = yield* lookup(owner, taskId)
-        if (options.wait === true) {
-          const wait = Deferred.await(entry.done)
-          yield* options.timeoutMs === undefined
-            ? wait
-            : wait.pipe(Effect.interruptible, Effect.timeoutOption(Duration.millis(options.timeoutMs)))
-        }
-        return view(entry, true)
+        const { awaitOutput } = entry.spec
+        const condition = options.waitFor
+        if (options.wait !== true && (condition === undefined || entry.exit !== undefined)) return view(entry, true)
+        const ended = Effect.as(Deferred.await(entry.done), undefined)
+        const wait: Effect.Effect<Match | undefined> = condition === undefined || awaitOutput === undefined
+          ? ended
+          : Effect.raceFirst(ended, awaitOutput(condition))
+        const waited = yield* options.timeoutMs === undefined
+          ? wait.pipe(Effect.interruptible)
+          : wait.pipe(
+            Effect.interruptible,
+            Effect.timeoutOption(Duration.millis(options.timeoutMs)),
+            Effect.map(
+              (found) => found._tag === "Some" ? found.value : undefined
+            )
+          )
+        return view(entry, true, entry.exit === undefined ? waited : undefined)
       })
 
     const kill = (owner: OwnerId, taskId: string) =>

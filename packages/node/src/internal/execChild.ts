@@ -192,6 +192,7 @@ export const spawnChild = (
           transcript.full(),
         takeNew: () => transcript.takeNew(),
         page: (request) => transcript.page(request),
+        watch: (target) => transcript.watch(target),
         dispose: () => {}
       },
       activity,

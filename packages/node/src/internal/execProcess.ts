@@ -3,7 +3,7 @@
  * a pseudo-terminal).
  */
 import type { Errors, Exec, PtyBackend } from "@agent-terminal/core"
-import type { Paging } from "@agent-terminal/terminal"
+import type { Matcher, Paging } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type { Activity } from "./execDeadline.js"
@@ -19,6 +19,17 @@ export interface Transcript {
   readonly page: (request: Paging.PageRequest) => Either.Either<Paging.PageResult, Paging.PageError>
   /** Free what the views hold (after the run is forgotten). */
   readonly dispose: () => void
+  /**
+   * Look for `target` in the output: what came so far (bounded: the whole output's head and tail) and
+   * what comes next, scanned once as it arrives; `close` when done.
+   */
+  readonly watch: (target: Matcher.Pattern) => OutputSearch
+}
+
+/** A search of a run's output (`Transcript.watch`). */
+export interface OutputSearch {
+  readonly check: () => Matcher.Match | undefined
+  readonly close: () => void
 }
 
 /** A started program under supervision. */

@@ -55,6 +55,13 @@ const emulatorTranscript = (emulator: Emulator.Emulator, budget: number): Transc
       return bounded({ ...captured, text })
     },
     page: (request) => emulator.page(request),
+    watch: (target) => {
+      if (disposed) return { check: () => undefined, close: () => {} }
+      const top = emulator.screenTop()
+      const seed = top.row > 0 ? emulator.peek(whole, top).text : ""
+      const found = emulator.watch(top.row > 0 ? top : { row: 0, col: 0 }, target, { seed })
+      return { check: () => found.check(), close: () => emulator.unwatch(found) }
+    },
     dispose: () => {
       if (disposed) return
       disposed = true

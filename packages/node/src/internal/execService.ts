@@ -34,6 +34,7 @@ import { inputPayload } from "./execProcess.js"
 import { spawnPty } from "./execPty.js"
 import type { Run } from "./execRun.js"
 import { fromTaskView, fullOf, labelOf, news, summaryOf, summaryOfTask, viewOf } from "./execRun.js"
+import { firstReturn } from "./execWaitFor.js"
 
 /** What `uninterruptibleMask` hands its body: makes a part of it interruptible again. */
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -311,6 +312,12 @@ export const make: Effect.Effect<
     yield* checkMillis("timeoutMs", request.timeoutMs)
     yield* checkMillis("noOutputTimeoutMs", request.noOutputTimeoutMs)
     yield* checkMillis("yieldMs", request.yieldMs)
+    if (request.waitFor !== undefined && request.background !== true) {
+      return yield* new Errors.InvalidInput({
+        field: "waitFor",
+        reason: "goes with background: true (a foreground run returns at its end or after yieldMs)"
+      })
+    }
     if (request.spawn._tag === "pty") yield* checkSize("command", request.spawn.command)
     if (request.spawn._tag === "child" && request.spawn.argv.length === 0) {
       return yield* new Errors.InvalidInput({ field: "argv", reason: "is empty" })
@@ -323,7 +330,11 @@ export const make: Effect.Effect<
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(start(owner, request, restore), (run) =>
         request.background === true
-          ? Effect.succeed(viewOf(run, { text: "", truncated: false }, true))
+          ? request.waitFor === undefined
+            ? Effect.succeed(viewOf(run, { text: "", truncated: false }, true))
+            : restore(firstReturn(run, request.waitFor, request.yieldMs ?? config.execYieldMs)).pipe(
+              Effect.onInterrupt(() => discard(owner, run))
+            )
           : restore(foreground(owner, request, run)).pipe(Effect.onInterrupt(() => discard(owner, run))))
     )
   })

@@ -5,7 +5,7 @@
  * overwrites it, as on a terminal (a progress bar ends as its final state); `\r\n` is a newline, also when
  * split across writes. Nothing else is interpreted.
  */
-import { LineLog, Paging, Utf8 } from "@agent-terminal/terminal"
+import { LineLog, Matcher, Paging, Utf8 } from "@agent-terminal/terminal"
 import type * as Either from "effect/Either"
 
 /** What a view returns: the text within the budget, and whether something was left out of it. */
@@ -123,8 +123,35 @@ export class TextTranscript {
     return this.#bytes + Utf8.byteLength(this.#open)
   }
 
+  readonly #searches = new Set<(text: string) => void>()
+
+  /**
+   * Look for `target` in the output: the whole output so far (bounded: its head and tail), then each piece
+   * as it is written, its complete lines once and the line still open on every check.
+   */
+  watch(target: Matcher.Pattern): { readonly check: () => Matcher.Match | undefined; readonly close: () => void } {
+    const matcher = new Matcher.Matcher(target)
+    const soFar = this.full().text
+    const lastBreak = soFar.lastIndexOf("\n")
+    matcher.append(soFar.slice(0, lastBreak + 1))
+    let open = soFar.slice(lastBreak + 1)
+    const onText = (text: string) => {
+      const joined = open + text.replace(/\r\n/g, "\n")
+      const cut = joined.lastIndexOf("\n")
+      if (cut < 0) {
+        open = joined
+        return
+      }
+      matcher.append(joined.slice(0, cut + 1))
+      open = joined.slice(cut + 1)
+    }
+    this.#searches.add(onText)
+    return { check: () => matcher.check(open), close: () => this.#searches.delete(onText) }
+  }
+
   /** Add decoded text as the program wrote it. */
   write(input: string): void {
+    for (const search of this.#searches) search(input)
     let text = `${this.#pendingCr ? "\r" : ""}${this.#pendingHigh}${input}`
     this.#pendingCr = false
     this.#pendingHigh = ""

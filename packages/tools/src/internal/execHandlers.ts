@@ -3,7 +3,7 @@
  * the service's requests (a command string is never split, argv is never joined), the results tagged by
  * action.
  */
-import { Errors, Exec, type Ids } from "@agent-terminal/core"
+import { Errors, Exec, type Ids, type Session } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ProcessResult } from "../TerminalTools.js"
@@ -18,6 +18,7 @@ export interface ExecParams {
   readonly noOutputTimeoutMs?: number | undefined
   readonly yieldMs?: number | undefined
   readonly background?: boolean | undefined
+  readonly waitFor?: Session.WaitFor | undefined
 }
 
 /** The parameters of the `process` tool, as validated by its schema. */
@@ -78,7 +79,8 @@ export const execRequest = (
     ...(params.timeoutMs !== undefined ? { timeoutMs: params.timeoutMs } : {}),
     ...(params.noOutputTimeoutMs !== undefined ? { noOutputTimeoutMs: params.noOutputTimeoutMs } : {}),
     ...(params.yieldMs !== undefined ? { yieldMs: params.yieldMs } : {}),
-    ...(params.background !== undefined ? { background: params.background } : {})
+    ...(params.background !== undefined ? { background: params.background } : {}),
+    ...(params.waitFor !== undefined ? { waitFor: params.waitFor } : {})
   })
 }
 

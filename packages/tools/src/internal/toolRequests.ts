@@ -15,6 +15,33 @@ import * as Effect from "effect/Effect"
 import { TerminalToolkit } from "../TerminalTools.js"
 import type * as ToolCall from "../ToolCall.js"
 
+/** A request id as the rpc server answers it (a bigint: the JSON-RPC id 0 arrives as "" and leaves as "0"). */
+export const requestKey = (id: string): string => {
+  try {
+    return String(BigInt(id))
+  } catch {
+    return id
+  }
+}
+
+/** Whether a message is an `initialize` request (its response carries the server's instructions). */
+export const isInitialize = (message: RpcMessage.FromClientEncoded): message is RpcMessage.RequestEncoded =>
+  message._tag === "Request" && message.tag === "initialize"
+
+/**
+ * The response to an `initialize` with the server's `instructions` added (`McpServer` has no option for
+ * them; the result's schema has the field).
+ */
+export const withInstructions = (
+  response: RpcMessage.FromServerEncoded,
+  instructions: string | undefined
+): RpcMessage.FromServerEncoded => {
+  if (instructions === undefined || response._tag !== "Exit" || response.exit._tag !== "Success") return response
+  const value = response.exit.value
+  if (!isPlainObject(value)) return response
+  return { ...response, exit: { _tag: "Success", value: { ...value, instructions } } }
+}
+
 /** A tool call the transport answers itself. */
 export interface ToolRequest {
   readonly id: string

@@ -1,0 +1,52 @@
+/**
+ * The deployment switches of `agent-terminal mcp` (both transports): `--tools` (an allow-list of tool
+ * groups) and `--no-background`, each with an environment fallback (`AGENT_TERMINAL_TOOLS`,
+ * `AGENT_TERMINAL_NO_BACKGROUND`), as the `Deployment` every transport applies.
+ */
+import { Deployment } from "@agent-terminal/tools"
+import { Options } from "@effect/cli"
+import * as Config from "effect/Config"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+
+type Parsed<T> = T extends Options.Options<infer A> ? A : never
+
+/**
+ * What the server exposes (`Deployment`): `--tools terminal,tasks,exec` (an allow-list of tool groups) and
+ * `--no-background` (no run_in_background, no exec background), each with an environment fallback.
+ */
+export const deploymentOptions = {
+  tools: Options.text("tools").pipe(
+    Options.withDescription(
+      "The tool groups served, comma-separated: terminal (terminal_*), tasks (task_output, task_kill), exec " +
+        "(exec, process), or all (the default). Environment: AGENT_TERMINAL_TOOLS."
+    ),
+    Options.withFallbackConfig(Config.string("AGENT_TERMINAL_TOOLS")),
+    Options.optional
+  ),
+  noBackground: Options.boolean("no-background").pipe(
+    Options.withDescription(
+      "Offer no background work: run_in_background (terminal_send) and background (exec) leave the tools' " +
+        "schemas and are refused. Environment: AGENT_TERMINAL_NO_BACKGROUND=1."
+    ),
+    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_NO_BACKGROUND")),
+    Options.withDefault(false)
+  )
+}
+
+/** The deployment options, as parsed. */
+export type DeploymentOptions = {
+  readonly [K in keyof typeof deploymentOptions]: Parsed<(typeof deploymentOptions)[K]>
+}
+
+/** The deployment the options ask for, or why the tool list is refused. */
+export const deploymentFrom = (
+  options: DeploymentOptions
+): Either.Either<Deployment.Deployment, { readonly field: string; readonly message: string }> => {
+  const list = Option.getOrUndefined(options.tools)
+  const tools = list === undefined ? Either.right(Deployment.groups) : Deployment.parseTools(list)
+  return Either.match(tools, {
+    onLeft: (reason) => Either.left({ field: "tools", message: `--tools: ${reason}` }),
+    onRight: (groups) => Either.right({ tools: groups, background: !options.noBackground })
+  })
+}

@@ -1,0 +1,107 @@
+/**
+ * A foreground send in the session's slot, run in its caller's fiber: the probe and the write (`begin`),
+ * the readiness race, an unfinished command line discarded, the result. `steps` runs it once per step.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type { SendRequest } from "../Session.js"
+import { begin } from "./begin.js"
+import * as Input from "./input.js"
+import { interruptForeground } from "./interrupt.js"
+import { settle } from "./readiness.js"
+import { endOf, type Outcome, outputOf, resultOf, textOf } from "./results.js"
+import type { SessionRuntime } from "./session.js"
+import type { Deps } from "./sessions.js"
+import type { Watch } from "./settled.js"
+import { withoutPadding } from "./shells.js"
+import type { ActiveSend, Restore } from "./slot.js"
+
+/**
+ * A command sent as one unit left the shell at its continuation prompt, so it is incomplete: discard it
+ * the way a person would, Ctrl-C (a real SIGINT to the terminal's foreground group, the shell; the
+ * interrupt character when the group cannot be resolved), and wait for the prompt. Nothing of it ran, and
+ * no half-typed command is left for the next send to complete by accident.
+ */
+const abandonLine = (deps: Deps, runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome | undefined> =>
+  Effect.gen(function*() {
+    const baseline = runtime.shell.seq
+    const group = yield* deps.inspector.foregroundGroup(runtime.terminal)
+    yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
+    const after = yield* settle({
+      ...watch,
+      baseline,
+      kind: Input.InputKind.Other,
+      before: undefined,
+      waitFor: undefined,
+      output: undefined
+    })
+    return after._tag === "Cancelled" ? undefined : { _tag: "Abandoned", after } satisfies Outcome
+  })
+
+/**
+ * A foreground send, run in its caller's fiber. Interrupting that fiber, or a cancel (a signal its waits
+ * listen to), stops it: before the write nothing is written; once the write has begun it lands whole,
+ * and then the foreground group gets a real SIGINT before the send ends interrupted (so the send's slot
+ * is held until the signal is delivered). It runs inside `exclusive`'s uninterruptible region: `restore`
+ * makes its waits (the probe before the write, the readiness race) interruptible.
+ */
+export const runSend = (
+  deps: Deps,
+  runtime: SessionRuntime,
+  request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor" | "idleMs" | "timeoutMs">,
+  input: string,
+  send: ActiveSend,
+  restore: Restore
+) =>
+  Effect.gen(function*() {
+    const { baseline, capture, started, watch } = yield* begin(
+      deps,
+      runtime,
+      request,
+      input,
+      request.timeoutMs ?? deps.config.timeoutMs,
+      restore,
+      send.cancel
+    )
+    send.progress.written = true
+    // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
+    const unwatch = () => {
+      if (watch.output !== undefined) runtime.emulator.unwatch(watch.output)
+    }
+    const stop = Effect.suspend(() => {
+      runtime.emulator.finish(capture)
+      unwatch()
+      return interruptForeground(runtime, deps.inspector)
+    }).pipe(
+      Effect.tap((interrupted) =>
+        Effect.sync(() => {
+          send.progress.interrupted = interrupted
+        })
+      )
+    )
+    const waited = yield* Effect.exit(restore(
+      Effect.flatMap(settle(watch), (first): Effect.Effect<Outcome | undefined> => {
+        if (first._tag === "Cancelled") return Effect.succeed(undefined)
+        return first._tag === "Continuation" && watch.kind._tag === "Unit"
+          ? abandonLine(deps, runtime, watch)
+          : Effect.succeed(first)
+      })
+    ))
+    if (Exit.isFailure(waited)) {
+      // interrupted while it waited (a caller's timeout, a disconnect): the program gets its SIGINT first
+      if (Cause.isInterruptedOnly(waited.cause)) yield* stop
+      unwatch()
+      return yield* Effect.failCause(waited.cause)
+    }
+    const outcome = waited.value
+    unwatch()
+    if (outcome === undefined) {
+      yield* stop
+      return yield* Effect.interrupt
+    }
+    const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
+    const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
+    return resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
+  })

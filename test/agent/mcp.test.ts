@@ -1,0 +1,210 @@
+import { Instructions } from "@agent-terminal/tools"
+import { describe, expect, it } from "@effect/vitest"
+import { connectStdio, structured, textOf } from "../support/mcp.js"
+
+type Client = Awaited<ReturnType<typeof connectStdio>>["client"]
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })
+
+const open = async (client: Client) => structured(await call(client, "terminal_open", {})).sessionId as string
+
+describe("the agent's side over a real MCP client (stdio)", () => {
+  it("initialize carries the instructions, the same text Portable and Instructions give", async () => {
+    const { client, stderr } = await connectStdio()
+    try {
+      const instructions = client.getInstructions()
+      expect(instructions).toBe(Instructions.text())
+      expect(instructions).toContain("inferred_idle")
+      expect(instructions).toContain("waitFor")
+      expect(instructions).toContain("terminal_close")
+      // the server logs what the host gives (agent-terminal doctor's findings) at start, on stderr
+      const deadline = Date.now() + 20_000
+      while (!stderr.join("").includes("ok      pty:") && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(stderr.join("")).toContain("host check (agent-terminal doctor)")
+      expect(stderr.join("")).toContain("ok      pty:")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("python's http.server in the background with waitFor on its banner: matched with the port; curl answers; task_kill ends it", async () => {
+    const { client } = await connectStdio()
+    try {
+      const server = await open(client)
+      const started = await call(client, "terminal_send", {
+        sessionId: server,
+        text: "python3 -m http.server 0 --bind 127.0.0.1",
+        run_in_background: true,
+        waitFor: { regex: "port (\\d+)" },
+        timeoutMs: 20_000
+      })
+      const result = structured(started)
+      expect(result.waitReason).toBe("matched")
+      expect(result.taskId).toMatch(/^t-/)
+      const port = Number(result.match.groups[0])
+      expect(port).toBeGreaterThan(0)
+      expect(textOf(started)).toContain("[wait: matched]")
+      const other = await open(client)
+      const curl = await call(client, "terminal_send", {
+        sessionId: other,
+        text: `curl -s -o /dev/null -w 'status=%{http_code}\\n' http://127.0.0.1:${port}/`
+      })
+      expect(structured(curl)).toMatchObject({ waitReason: "prompt", exitCode: 0, output: "status=200" })
+      const killed = await call(client, "task_kill", { taskId: result.taskId })
+      expect(structured(killed).status).toBe("killed")
+      const refused = await call(client, "terminal_send", {
+        sessionId: other,
+        text: `curl -s -o /dev/null http://127.0.0.1:${port}/; echo $?`
+      })
+      expect(structured(refused).output).toBe("7")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("a server whose port is already in use settles by prompt with its exit code, not a timeout", async () => {
+    const { client } = await connectStdio()
+    try {
+      const first = await open(client)
+      const started = structured(
+        await call(client, "terminal_send", {
+          sessionId: first,
+          text: "python3 -m http.server 0 --bind 127.0.0.1",
+          run_in_background: true,
+          waitFor: { regex: "port (\\d+)" }
+        })
+      )
+      const port = started.match.groups[0]
+      const second = await open(client)
+      const failed = structured(
+        await call(client, "terminal_send", {
+          sessionId: second,
+          text: `python3 -m http.server ${port} --bind 127.0.0.1`,
+          run_in_background: true,
+          waitFor: { regex: "port (\\d+)" },
+          timeoutMs: 20_000
+        })
+      )
+      expect(failed.waitReason).toBe("prompt")
+      expect(failed.exitCode).toBe(1)
+      expect(failed.output).toContain("Address already in use")
+      await call(client, "task_kill", { taskId: started.taskId })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("a foreground waitFor on a text printed after 2 s of silence returns matched, not inferred_idle", async () => {
+    const { client } = await connectStdio(["--idle-silence-ms", "1000"])
+    try {
+      const sessionId = await open(client)
+      const sent = structured(
+        await call(client, "terminal_send", {
+          sessionId,
+          text: "sleep 2; echo 'Compiled successfully'; sleep 30",
+          waitFor: { text: "Compiled successfully" }
+        })
+      )
+      expect(sent).toMatchObject({ waitReason: "matched", match: { text: "Compiled successfully" } })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("steps: three lines to a Python REPL, each by stdin_read; a bad regex is InvalidInput", async () => {
+    const { client } = await connectStdio()
+    try {
+      const sessionId = await open(client)
+      const sent = await call(client, "terminal_send", {
+        sessionId,
+        steps: [{ text: "python3 -q" }, { text: "a = 20" }, { text: "b = 22" }, { text: "print(a + b)" }]
+      })
+      const result = structured(sent)
+      expect(result.steps.map((step: { waitReason: string }) => step.waitReason)).toEqual([
+        "stdin_read",
+        "stdin_read",
+        "stdin_read",
+        "stdin_read"
+      ])
+      expect(result.steps[3].output).toBe("42\n>>> ")
+      expect(textOf(sent)).toContain("[step 4: stdin_read]")
+      const bad = await call(client, "terminal_send", { sessionId, text: "1", waitFor: { regex: "([a-z]+)*x" } })
+      expect(bad.isError).toBe(true)
+      expect(structured(bad)).toMatchObject({ _tag: "InvalidInput", field: "waitFor.regex" })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("--tools terminal --no-background: the other tools and run_in_background are hidden and refused", async () => {
+    const { client } = await connectStdio(["--tools", "terminal", "--no-background"])
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        "terminal_close",
+        "terminal_list",
+        "terminal_open",
+        "terminal_read",
+        "terminal_send",
+        "terminal_signal"
+      ])
+      const send = tools.find((tool) => tool.name === "terminal_send")!
+      expect(Object.keys(send.inputSchema.properties ?? {})).not.toContain("run_in_background")
+      expect(client.getInstructions() ?? "").not.toContain("run_in_background")
+      expect(client.getInstructions() ?? "").not.toContain("exec")
+      const sessionId = await open(client)
+      const background = await call(client, "terminal_send", { sessionId, text: "true", run_in_background: true })
+      expect(background.isError).toBe(true)
+      expect(structured(background)).toMatchObject({ _tag: "InvalidInput", field: "run_in_background" })
+      const exec = await call(client, "exec", { command: "true" })
+      expect(exec.isError).toBe(true)
+      expect(structured(exec)).toMatchObject({ _tag: "InvalidInput", field: "name" })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("the environment fallbacks: AGENT_TERMINAL_TOOLS and AGENT_TERMINAL_NO_BACKGROUND", async () => {
+    const { client } = await connectStdio([], {
+      AGENT_TERMINAL_TOOLS: "terminal,exec",
+      AGENT_TERMINAL_NO_BACKGROUND: "1"
+    })
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).not.toContain("task_output")
+      const exec = tools.find((tool) => tool.name === "exec")!
+      expect(Object.keys(exec.inputSchema.properties ?? {})).not.toContain("background")
+      const refused = await call(client, "exec", { command: "true", background: true })
+      expect(structured(refused)).toMatchObject({ _tag: "InvalidInput", field: "background" })
+      const ran = await call(client, "exec", { command: "echo ran" })
+      expect(structured(ran)).toMatchObject({ output: "ran", exitCode: 0 })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("seq 1 10000 with the defaults: the text a model reads keeps head and tail within 32 KiB and names the terminal_read call", async () => {
+    const { client } = await connectStdio()
+    try {
+      const sessionId = await open(client)
+      const sent = await call(client, "terminal_send", { sessionId, text: "seq 1 10000" })
+      const text = textOf(sent)
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(32 * 1024)
+      expect(text.startsWith("[wait: prompt] [exit: 0] [truncated]\n1\n2\n")).toBe(true)
+      expect(text.endsWith("\n9999\n10000")).toBe(true)
+      const hint = /terminal_read (\{[^}]+\}) shows them/.exec(text)
+      expect(hint).not.toBeNull()
+      const request = JSON.parse(hint![1]!)
+      const read = await call(client, "terminal_read", request)
+      const shown = structured(read).text.split("\n")
+      expect(shown.length).toBe(request.count)
+      expect(text).toContain(`\n${Number(shown[0]) - 1}\n`)
+      expect(text).toContain(`\n${Number(shown[shown.length - 1]) + 1}\n`)
+    } finally {
+      await client.close()
+    }
+  })
+})
