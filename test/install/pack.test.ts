@@ -1,18 +1,24 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import { structured, textOf } from "../support/mcp.js"
 // @ts-expect-error: a plain .mjs script of the repository, without types
-import { pack, publishable } from "../../scripts/pack.mjs"
+import { publishable } from "../../scripts/pack.mjs"
 
 const root = path.resolve(__dirname, "../..")
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
-  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 })
+/**
+ * A command run to its end without blocking the test worker's event loop: the npm install builds
+ * better-sqlite3 from source and can take minutes on a loaded machine, and a worker blocked that long
+ * misses vitest's own RPC deadline (60 s: "Timeout calling onTaskUpdate", which fails the whole run).
+ */
+const run = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
+  (await promisify(execFile)(command, [...args], { cwd, encoding: "utf8", maxBuffer: 64 << 20 })).stdout
 
 describe("the packed packages install with plain npm and serve MCP", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-pack-"))
@@ -20,13 +26,14 @@ describe("the packed packages install with plain npm and serve MCP", () => {
   const app = path.join(dir, "app")
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-  it("pnpm pack of every package, npm install of the tarballs into an empty directory", () => {
+  it("pnpm pack of every package, npm install of the tarballs into an empty directory", async () => {
     fs.mkdirSync(app)
-    const tarballs: Array<string> = pack(packs)
+    const tarballs = (await run(process.execPath, [path.join(root, "scripts/pack.mjs"), packs], root))
+      .split("\n").filter((line) => line !== "")
     expect(tarballs).toHaveLength(publishable.length)
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "fresh-app", private: true }))
     // The registry is for the third-party dependencies only: ours come from the tarballs.
-    run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs], app)
+    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs], app)
     expect(fs.existsSync(path.join(app, "node_modules/.bin/agent-terminal"))).toBe(true)
 
     for (const pkg of publishable as Array<string>) {
@@ -78,8 +85,8 @@ describe("the packed packages install with plain npm and serve MCP", () => {
     }
   }, 120_000)
 
-  it("npx agent-terminal demo runs", () => {
-    const out = run("npx", ["agent-terminal", "demo"], app)
+  it("npx agent-terminal demo runs", async () => {
+    const out = await run("npx", ["agent-terminal", "demo"], app)
     expect(out).toContain("wait: stdin_read")
     expect(out).toContain("close: closed, survivors: 0")
   }, 120_000)

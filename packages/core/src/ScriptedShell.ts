@@ -47,10 +47,13 @@ const prompt = (nonce: string, status: number) =>
 /**
  * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
  * 0, or the number after `exit-status ` (`exit-status 3`); `burst N P` prints the lines `1` to `N`,
- * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `block` runs
+ * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `block` (and `block # a comment`) runs
  * until a SIGINT to the shell's group (then status 130, as bash reports it); `repl` starts a REPL that
  * answers every line with its echo and `>>> ` (and a SIGINT with `KeyboardInterrupt`) until `exit()`;
- * `exit` ends the process.
+ * `bracketed-paste` turns bracketed paste on (as bash 5.2's readline does at its prompt); `unfinished N` leaves
+ * the command line unfinished at a continuation prompt, and a shell too busy to notice the first `N` SIGINTs
+ * (the next one drops the line: `^C` and the prompt, status 130); `exit` ends the process. A bracketed paste
+ * is taken as the line it holds.
  *
  * @since 0.1.0
  */
@@ -63,6 +66,8 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
     let ended = false
     let blocked = false
     let repl = false
+    /** At the continuation prompt: how many SIGINTs go unnoticed before one drops the line. */
+    let unfinished: number | undefined
     let sink: ((chunk: Uint8Array) => boolean) | undefined
     const deliver = (chunk: Uint8Array) => {
       if (sink === undefined || !sink(chunk)) output.unsafeOffer(chunk)
@@ -96,12 +101,18 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
         repl = false
         return { text: `${line}\r\n${prompt(nonce, 0)}` }
       }
+      const unfinishedLine = /^unfinished (\d+)$/.exec(line.trim())
+      if (unfinishedLine) {
+        unfinished = Number(unfinishedLine[1])
+        return { text: `${line}\r\n${ShellMarkers.encode("P", nonce)}> ` }
+      }
       const started = `${line}\r\n${ShellMarkers.encode("C", nonce)}`
+      if (line.trim() === "bracketed-paste") return { text: `${started}\x1b[?2004h${prompt(nonce, 0)}` }
       if (line.trim() === "repl") {
         repl = true
         return { text: `${started}>>> ` }
       }
-      if (line.trim() === "block") {
+      if (line.trim() === "block" || line.trim().startsWith("block #")) {
         blocked = true
         return { text: started }
       }
@@ -133,7 +144,7 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
           let answer = ""
           let pieceBytes: number | undefined
           for (let cr = pending.indexOf("\r"); cr !== -1; cr = pending.indexOf("\r")) {
-            const line = pending.slice(0, cr)
+            const line = pending.slice(0, cr).replace("\x1b[200~", "").replace("\x1b[201~", "")
             pending = pending.slice(cr + 1)
             if (line.trim() === "exit") {
               emit(`${line}\r\n`)
@@ -158,7 +169,12 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
       signalGroup: (pgid, signal) =>
         Effect.sync(() => {
           if (ended || pgid !== pid) return false
-          if (signal === "SIGINT" && blocked) {
+          if (signal === "SIGINT" && unfinished !== undefined) {
+            if (unfinished-- > 0) return true
+            unfinished = undefined
+            pending = ""
+            emit(`^C\r\n${prompt(nonce, 130)}`)
+          } else if (signal === "SIGINT" && blocked) {
             blocked = false
             pending = ""
             emit(`^C\r\n${prompt(nonce, 130)}`)

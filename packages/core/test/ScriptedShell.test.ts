@@ -64,6 +64,33 @@ describe("the service over scripted shells (no kernel, no shell)", () => {
       expect(yield* send("exit-status 0")).toMatchObject({ waitReason: "prompt", exitCode: 0 })
     }).pipe(Effect.provide(ScriptedShell.layerService())))
 
+  it.scopedLive("an unfinished unit is dropped with Ctrl-C, again while the shell does not notice it", () =>
+    Effect.gen(function*() {
+      const { id, send, service } = yield* openShell
+      expect(yield* send("bracketed-paste")).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+      const unit = (busy: number) => service.send(owner, id, { paste: `unfinished ${busy}`, submit: true })
+      for (const busy of [0, 2]) {
+        const dropped = yield* unit(busy)
+        expect(dropped, `${busy} unnoticed`).toMatchObject({ waitReason: "prompt", continuation: true })
+        expect(dropped.output).toContain("nothing ran")
+      }
+      // Three Ctrl-Cs at most: a shell that notices none of them is reported as it is, silent.
+      expect(yield* unit(3)).toMatchObject({ waitReason: "inferred_idle", continuation: true })
+    }).pipe(Effect.provide(ScriptedShell.layerService({ config: { idleSilenceMs: 200, handoffGraceMs: 200 } }))))
+
+  it.scopedLive("a look at a background send waits for its output, not the typed command line's echo", () =>
+    Effect.gen(function*() {
+      const { id, service } = yield* openShell
+      const tasks = yield* TaskRuntime.TaskRuntime
+      for (let round = 0; round < 5; round++) {
+        const started = yield* service.send(owner, id, { text: "block # ready-now", background: true })
+        const look = yield* tasks.output(owner, started.taskId!, { waitFor: { text: "ready-now" }, timeoutMs: 100 })
+        expect(look, `round ${round}`).toMatchObject({ status: "running", output: "" })
+        expect(look.match, `round ${round}`).toBeUndefined()
+        yield* tasks.kill(owner, started.taskId!)
+      }
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+
   it.scopedLive("the shell ending is the session's exit", () =>
     Effect.gen(function*() {
       const { send, service, id } = yield* openShell

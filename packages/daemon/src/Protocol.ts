@@ -133,6 +133,7 @@ export const TaskView = Schema.Struct({
   output: Schema.String,
   result: Schema.optional(Schema.Unknown),
   error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
+  match: Schema.optional(Session.Match),
   elapsedMs: Schema.Number
 })
 
@@ -230,7 +231,9 @@ export class DaemonRpcs extends RpcGroup.make(
     error: Schema.Union(HandshakeRequired, ...lookup),
     stream: true
   }),
-  request("TaskOutput", { ...task, ...waitOptions }, TaskView, [Errors.TaskNotFound]),
+  request("TaskOutput", { ...task, ...waitOptions, waitFor: Schema.optional(Session.WaitFor) }, TaskView, [
+    Errors.TaskNotFound
+  ]),
   request("TaskKill", task, TaskView, [Errors.TaskNotFound]),
   request("TaskWrite", { ...task, input: TaskRuntime.TaskInput }, Schema.Void, anyTerminalError),
   request("TaskList", {}, Schema.Array(TaskView)),

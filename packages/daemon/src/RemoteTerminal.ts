@@ -268,7 +268,8 @@ export const make = (
           client.TaskOutput({
             taskId,
             ...(outputOptions?.wait === undefined ? {} : { wait: outputOptions.wait }),
-            ...(outputOptions?.timeoutMs === undefined ? {} : { timeoutMs: outputOptions.timeoutMs })
+            ...(outputOptions?.timeoutMs === undefined ? {} : { timeoutMs: outputOptions.timeoutMs }),
+            ...(outputOptions?.waitFor === undefined ? {} : { waitFor: outputOptions.waitFor })
           })
         ),
       kill: (_owner, taskId) => call((client) => client.TaskKill({ taskId })),

@@ -13,7 +13,7 @@ import type { Match, SendRequest, SendResult, WaitFor } from "../Session.js"
 import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
-import { awaitMatch, awaitStableScreen } from "./matchTier.js"
+import { awaitMatch, awaitStableScreen, openWatch } from "./matchTier.js"
 import { settleBackground } from "./readiness.js"
 import { endOf, outputOf, resultOf } from "./results.js"
 import { statusOf } from "./session.js"
@@ -35,12 +35,16 @@ const waitingForInput = (now: () => boolean, listeners: Set<() => void>): Effect
 
 /**
  * Wait for `condition` in the output of a background send: from the send's start through its own watch
- * (`since` absent: the first look), or since the previous look, whose capture (`since`) holds what scrolled
- * off meanwhile (bounded: its head and tail) — looked at once — and a new watch the rest.
+ * (`since` absent: the first look, for the send's own `waitFor`), through a watch of the send's output
+ * from its start (`since` is the send's capture: the first look, for another condition — like the send's
+ * own watch, it leaves out the typed command line, which may well contain the text looked for), or since
+ * the previous look. What scrolled off meanwhile is in the capture (`since`: bounded, its head and tail),
+ * looked at once, and a new watch takes the rest.
  */
 const awaitOutputSince = (
   deps: Deps,
   runtime: SessionRuntime,
+  request: SendRequest,
   begun: Begun,
   since: Emulator.Capture | undefined,
   condition: WaitFor
@@ -49,15 +53,23 @@ const awaitOutputSince = (
     return awaitStableScreen(runtime, deps.timers, condition.screenStableMs, undefined)
   }
   if (since === undefined) return awaitMatch(runtime, begun.watch.output!)
+  const fromStart = since === begun.capture
   return Effect.acquireUseRelease(
     Effect.sync(() => {
       const top = runtime.emulator.screenTop()
-      const seed = top.row > since.start.row ? runtime.emulator.peek(since, top).text : ""
-      const start = top.row > since.start.row ? top : since.start
+      const scrolled = top.row > since.start.row
+      if (fromStart && !scrolled) {
+        return openWatch(runtime, since.start, begun.watch.kind, { ...request, waitFor: condition }, begun.baseline)!
+      }
+      const seed = !scrolled
+        ? ""
+        : fromStart
+        ? outputOf(runtime, request, runtime.emulator.peek(since, top), begun.baseline)
+        : runtime.emulator.peek(since, top).text
       const target = Matcher.pattern(
         condition.text !== undefined ? { text: condition.text } : { regex: condition.regex!, flags: condition.flags }
       )
-      return runtime.emulator.watch(start, target, { seed })
+      return runtime.emulator.watch(scrolled ? top : since.start, target, { seed })
     }),
     (output) => awaitMatch(runtime, output),
     (output) => Effect.sync(() => runtime.emulator.unwatch(output))
@@ -122,7 +134,7 @@ export const startBackground = (
           Effect.flatMap(Deferred.await(written), (begun) => {
             const own = !looked && begun.watch.output !== undefined && condition === request.waitFor
             return Effect.raceFirst(
-              awaitOutputSince(deps, runtime, begun, own ? undefined : look ?? begun.capture, condition),
+              awaitOutputSince(deps, runtime, request, begun, own ? undefined : look ?? begun.capture, condition),
               waitingForInput(() => waiting, onWaitingInput)
             )
           }),

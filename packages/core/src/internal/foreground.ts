@@ -18,26 +18,40 @@ import type { Watch } from "./settled.js"
 import { withoutPadding } from "./shells.js"
 import type { ActiveSend, Restore } from "./slot.js"
 
+/** Ctrl-C rounds an abandoned command line gets before its wait's end is reported as it is. */
+const ABANDON_ROUNDS = 3
+
 /**
  * A command sent as one unit left the shell at its continuation prompt, so it is incomplete: discard it
  * the way a person would, Ctrl-C (a real SIGINT to the terminal's foreground group, the shell; the
  * interrupt character when the group cannot be resolved), and wait for the prompt. Nothing of it ran, and
- * no half-typed command is left for the next send to complete by accident.
+ * no half-typed command is left for the next send to complete by accident. A person presses Ctrl-C again
+ * when the prompt does not come back (seen once in a loaded CI run with fish: the wait after the first one
+ * ended `inferred_idle`), and so does this, up to `ABANDON_ROUNDS` times while the shell is silent or still
+ * at its continuation prompt.
  */
 const abandonLine = (deps: Deps, runtime: SessionRuntime, watch: Watch): Effect.Effect<Outcome | undefined> =>
   Effect.gen(function*() {
-    const baseline = runtime.shell.seq
-    const group = yield* deps.inspector.foregroundGroup(runtime.terminal)
-    yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
-    const after = yield* settle({
-      ...watch,
-      baseline,
-      kind: Input.InputKind.Other,
-      before: undefined,
-      waitFor: undefined,
-      output: undefined
-    })
-    return after._tag === "Cancelled" ? undefined : { _tag: "Abandoned", after } satisfies Outcome
+    for (let round = 1;; round++) {
+      const baseline = runtime.shell.seq
+      const group = yield* deps.inspector.foregroundGroup(runtime.terminal)
+      yield* Option.isSome(group) ? runtime.process.signalGroup(group.value, "SIGINT") : runtime.process.write("\x03")
+      // Silence counts from this Ctrl-C; the send's own deadline stays.
+      const now = deps.timers.now()
+      const after = yield* settle({
+        ...watch,
+        writtenAt: now,
+        timeoutMs: Math.max(0, watch.writtenAt + watch.timeoutMs - now),
+        baseline,
+        kind: Input.InputKind.Other,
+        before: undefined,
+        waitFor: undefined,
+        output: undefined
+      })
+      if (after._tag === "Cancelled") return undefined
+      const again = after._tag === "InferredIdle" || after._tag === "Continuation"
+      if (!again || round === ABANDON_ROUNDS) return { _tag: "Abandoned", after } satisfies Outcome
+    }
   })
 
 /**

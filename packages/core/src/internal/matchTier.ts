@@ -98,13 +98,15 @@ export const holdsForCommandStart = (watch: Pick<Watch, "session" | "kind">): bo
 
 /**
  * The watch of a `text` or `regex` wait, opened at `start` (where the send's capture opens): held until the
- * command-start marker for a shell's command line, otherwise leaving out the echo of the typed line.
+ * command-start marker for a shell's command line (the first after marker `baseline`: by default, now,
+ * just before the write), otherwise leaving out the echo of the typed line.
  */
 export const openWatch = (
   session: SessionRuntime,
   start: Emulator.Position,
   kind: InputKind,
-  request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor">
+  request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor">,
+  baseline: number = session.shell.seq
 ): OutputWatch.OutputWatch | undefined => {
   const waitFor = request.waitFor
   if (waitFor === undefined || (waitFor.text === undefined && waitFor.regex === undefined)) return undefined
@@ -115,8 +117,7 @@ export const openWatch = (
   const typed = request.text ?? request.paste
   const submitted = request.text !== undefined ? request.submit !== false : request.submit === true
   const echo = !held && typed !== undefined && submitted ? typed.split(/\r?\n|\r/)[0] ?? "" : undefined
-  // the output begins at the command-start marker after the write (the marker sequence number now)
-  const baseline = session.shell.seq
+  // the output begins at the command-start marker after the write (`baseline`: the marker sequence number then)
   const hold = held ? () => commandStart(session.shell.since(baseline))?.at : undefined
   return session.emulator.watch(start, target, { hold, echo })
 }

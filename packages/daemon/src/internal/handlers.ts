@@ -190,8 +190,8 @@ export const layer = (context: Context) =>
             )
           })
         ),
-      TaskOutput: ({ taskId, timeoutMs, wait }, { clientId }) =>
-        as(clientId, (bound) => tasks.output(bound.owner, taskId, { wait, timeoutMs })),
+      TaskOutput: ({ taskId, timeoutMs, wait, waitFor }, { clientId }) =>
+        as(clientId, (bound) => tasks.output(bound.owner, taskId, { wait, timeoutMs, waitFor })),
       TaskKill: ({ taskId }, { clientId }) => as(clientId, (bound) => tasks.kill(bound.owner, taskId)),
       TaskWrite: ({ input, taskId }, { clientId }) => as(clientId, (bound) => tasks.write(bound.owner, taskId, input)),
       TaskList: (_, { clientId }) => as(clientId, (bound) => tasks.list(bound.owner)),
