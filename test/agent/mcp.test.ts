@@ -148,6 +148,8 @@ describe("the agent's side over a real MCP client (stdio)", () => {
         "terminal_list",
         "terminal_open",
         "terminal_read",
+        "terminal_request_human",
+        "terminal_resize",
         "terminal_send",
         "terminal_signal"
       ])

@@ -47,7 +47,13 @@ export const text = (deployment: Deployment.Deployment = Deployment.all): string
             : " Follow and stop it with the process tool.")
       )
     }
-    lines.push("- Close terminals you no longer need (terminal_close): each holds a shell and its processes.")
+    lines.push(
+      "- A person may take over a terminal (the live view): your sends then fail with HumanInControl until " +
+        "they hand it back, and your next result starts with [human: …] and what they did. For what only a " +
+        "person can do (a password, a login, a decision): terminal_request_human with your reason" +
+        (has("tasks") ? ", then task_output (wait: true) until the hand-back." : ", with wait: true."),
+      "- Close terminals you no longer need (terminal_close): each holds a shell and its processes."
+    )
   } else if (has("exec")) {
     lines.push("- exec runs one-shot commands; follow long ones with the process tool (poll with wait: true).")
   }
