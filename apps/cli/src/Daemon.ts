@@ -7,7 +7,6 @@ import { Errors, PtyService, type TerminalConfig } from "@agent-terminal/core"
 import { Paths, Protocol, RemoteTerminal } from "@agent-terminal/daemon"
 import { Bubblewrap } from "@agent-terminal/node"
 import { Args, Options } from "@effect/cli"
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -17,13 +16,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-
-const text = (flag: string, env: string, description: string) =>
-  Options.text(flag).pipe(
-    Options.withDescription(`${description} Environment: ${env}.`),
-    Options.withFallbackConfig(Config.string(env)),
-    Options.optional
-  )
+import { text } from "./CliOptions.js"
 
 /** The socket option, shared with `serve`. */
 export const socketOption = text(

@@ -27,26 +27,12 @@ import { Options } from "@effect/cli"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-
-const integer = (flag: string, env: string, description: string) =>
-  Options.integer(flag).pipe(
-    Options.withDescription(`${description} Environment: ${env}.`),
-    Options.withFallbackConfig(Config.integer(env)),
-    Options.optional
-  )
-
-const text = (flag: string, env: string, description: string) =>
-  Options.text(flag).pipe(
-    Options.withDescription(`${description} Environment: ${env}.`),
-    Options.withFallbackConfig(Config.string(env)),
-    Options.optional
-  )
+import { integer, text } from "./CliOptions.js"
 
 const repeated = (flag: string, env: string, description: string) =>
   Options.text(flag).pipe(

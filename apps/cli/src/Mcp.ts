@@ -27,6 +27,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import { integer, text } from "./CliOptions.js"
 import * as Daemon from "./Daemon.js"
 import * as Doctor from "./Doctor.js"
 import * as HttpTransport from "./HttpTransport.js"
@@ -36,20 +37,6 @@ import * as Switches from "./Switches.js"
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
 
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
-
-const integer = (flag: string, env: string, description: string) =>
-  Options.integer(flag).pipe(
-    Options.withDescription(`${description} Environment: ${env}.`),
-    Options.withFallbackConfig(Config.integer(env)),
-    Options.optional
-  )
-
-const text = (flag: string, env: string, description: string) =>
-  Options.text(flag).pipe(
-    Options.withDescription(`${description} Environment: ${env}.`),
-    Options.withFallbackConfig(Config.string(env)),
-    Options.optional
-  )
 
 /**
  * The terminal settings (DESIGN.md §13) a person or an MCP client configuration may change; every one is

@@ -6,6 +6,7 @@
  *
  * @since 0.2.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { SessionStatus } from "./Session.js"
@@ -103,3 +104,39 @@ export interface WatchOptions {
  * @since 0.2.0
  */
 export const defaultMaxBufferedBytes = 1024 * 1024
+
+/**
+ * The consecutive outputs of one chunk of a watch's events as one: fewer messages to encode, send,
+ * acknowledge and decode (the daemon's protocol and the live view's socket both send a chunk at a time).
+ *
+ * @since 0.3.0
+ */
+export const coalesce = (events: Chunk.Chunk<WatchEvent>): Chunk.Chunk<WatchEvent> => {
+  if (Chunk.size(events) < 2) return events
+  const out: Array<WatchEvent> = []
+  let pending: Array<Uint8Array> = []
+  const flush = () => {
+    if (pending.length === 0) return
+    out.push({ _tag: "Output", data: pending.length === 1 ? pending[0]! : concat(pending) })
+    pending = []
+  }
+  for (const event of events) {
+    if (event._tag === "Output") pending.push(event.data)
+    else {
+      flush()
+      out.push(event)
+    }
+  }
+  flush()
+  return Chunk.unsafeFromArray(out)
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const joined = new Uint8Array(parts.reduce((total, part) => total + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    joined.set(part, at)
+    at += part.length
+  }
+  return joined
+}

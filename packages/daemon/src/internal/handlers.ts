@@ -1,6 +1,5 @@
-import { Errors, Exec, Ids, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import { Errors, Exec, Ids, PtyService, TaskRuntime, Watch } from "@agent-terminal/core"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
@@ -35,30 +34,6 @@ const detachable = <A, E>(bound: Bound, work: Effect.Effect<A, E>, daemonScope: 
           : Effect.void
       )
     ))
-
-/**
- * The outputs waiting together in one chunk go as one message: fewer items to encode, send, acknowledge and
- * decode (the socket protocol waits for the client's ack of each chunk before it sends the next).
- */
-const coalesce = (events: Chunk.Chunk<Watch.WatchEvent>): Chunk.Chunk<Watch.WatchEvent> => {
-  if (Chunk.size(events) < 2) return events
-  const out: Array<Watch.WatchEvent> = []
-  let pending: Array<Uint8Array> = []
-  const flush = () => {
-    if (pending.length === 0) return
-    out.push({ _tag: "Output", data: pending.length === 1 ? pending[0]! : Buffer.concat(pending) })
-    pending = []
-  }
-  for (const event of events) {
-    if (event._tag === "Output") pending.push(event.data)
-    else {
-      flush()
-      out.push(event)
-    }
-  }
-  flush()
-  return Chunk.unsafeFromArray(out)
-}
 
 /** The protocol's handlers over the services in context, each run as its connection's owner. */
 export const layer = (context: Context) =>
@@ -185,7 +160,10 @@ export const layer = (context: Context) =>
             return pty.watch(bound.owner, sid(sessionId), { maxBufferedBytes }).pipe(
               lost(bound, sessionId),
               Effect.map((watch): Stream.Stream<WatchItem> =>
-                Stream.concat(Stream.make<Array<WatchItem>>(watch.snapshot), Stream.mapChunks(watch.events, coalesce))
+                Stream.concat(
+                  Stream.make<Array<WatchItem>>(watch.snapshot),
+                  Stream.mapChunks(watch.events, Watch.coalesce)
+                )
               )
             )
           })

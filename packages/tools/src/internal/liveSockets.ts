@@ -6,10 +6,9 @@
  * `resize`, `release` (the person is named by the socket's `person` parameter). A socket that holds the
  * lease when it closes hands it back.
  */
-import { Oversight, type Watch } from "@agent-terminal/core"
+import { Oversight, Watch } from "@agent-terminal/core"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Socket from "@effect/platform/Socket"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -52,27 +51,6 @@ const nextTurn = Effect.async<void>((resume) => {
   const immediate = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(immediate))
 })
-
-/** Consecutive outputs of one chunk, concatenated. */
-const coalesce = (events: Chunk.Chunk<Watch.WatchEvent>): Chunk.Chunk<Watch.WatchEvent> => {
-  if (Chunk.size(events) < 2) return events
-  const out: Array<Watch.WatchEvent> = []
-  let pending: Array<Uint8Array> = []
-  const flush = () => {
-    if (pending.length === 0) return
-    out.push({ _tag: "Output", data: pending.length === 1 ? pending[0]! : Buffer.concat(pending) })
-    pending = []
-  }
-  for (const event of events) {
-    if (event._tag === "Output") pending.push(event.data)
-    else {
-      flush()
-      out.push(event)
-    }
-  }
-  flush()
-  return Chunk.unsafeFromArray(out)
-}
 
 /** A message from the page. */
 type ClientMessage =
@@ -142,7 +120,7 @@ export const terminal = (
     }))
     yield* watch.events.pipe(
       // the outputs waiting together go as one message: fewer frames for the server to send and the page to take
-      Stream.mapChunks(coalesce),
+      Stream.mapChunks(Watch.coalesce),
       Stream.runForEach((event) => {
         switch (event._tag) {
           case "Output":
