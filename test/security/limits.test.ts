@@ -5,18 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { run, sleepers, uniqueSleep } from "../exec/support.js"
-import { alive, failureOf, owner, TestTerminal } from "../support/terminal.js"
-
-/** This process's live children (the shells it spawned on ptys). */
-const children = (): Array<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && alive(pid)
-    } catch {
-      return false
-    }
-  })
+import { alive, children, failureOf, owner, TestTerminal } from "../support/terminal.js"
 
 layer(TestTerminal(), { excludeTestServices: true })("the per-owner cap on terminals, real shells", (it) => {
   it.scoped("an owner opening 33 terminals gets 32 and LimitReached; the 33rd starts nothing, and all close", () =>

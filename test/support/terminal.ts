@@ -56,3 +56,14 @@ export const tempDir = (prefix = "agent-terminal-") =>
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
+
+/** This process's live children (the shells it spawned on ptys, and their cgroup-joining `sh`). */
+export const children = (): Array<number> =>
+  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && alive(pid)
+    } catch {
+      return false
+    }
+  })

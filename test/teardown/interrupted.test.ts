@@ -3,19 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as fs from "node:fs"
-import { alive, owner, TestTerminal } from "../support/terminal.js"
-
-/** This process's live children (the shells it spawned on ptys, and their cgroup-joining `sh`). */
-const children = (): Array<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && alive(pid)
-    } catch {
-      return false
-    }
-  })
+import { alive, children, owner, TestTerminal } from "../support/terminal.js"
 
 layer(TestTerminal(), { excludeTestServices: true })("an interrupted open or close, real shells", (it) => {
   it.scoped("opens timed out after 1, 5 and 20 ms leave no entry, no name, no process (the issue's reproduction)", () =>
