@@ -122,5 +122,14 @@ if (goal === "demo") {
   pnpm("check")
   pnpm("lint")
   pnpm("build")
-  pnpm("exec", "vitest", "run", ...rest)
+  const report = path.join(root, "build/test-report.json")
+  fs.rmSync(report, { force: true })
+  const status = run("pnpm", ["exec", "vitest", "run", ...rest], { env })
+  // one plain line from vitest's JSON report (vitest.config.ts writes it), the last thing CI prints
+  if (fs.existsSync(report)) {
+    const r = JSON.parse(fs.readFileSync(report, "utf8"))
+    const skipped = r.numPendingTests + (r.numTodoTests ?? 0)
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""))
+  }
+  process.exit(status)
 }
