@@ -20,3 +20,6 @@ export const text = (flag: string, env: string, description: string) =>
     Options.withFallbackConfig(Config.string(env)),
     Options.optional
   )
+
+/** What an option parses to. */
+export type Parsed<O> = O extends Options.Options<infer A> ? A : never

@@ -16,7 +16,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { text } from "./CliOptions.js"
+import { type Parsed, text } from "./CliOptions.js"
 
 /** The socket option, shared with `serve`. */
 export const socketOption = text(
@@ -54,8 +54,6 @@ export const autoArgument = Args.choice([["auto", "auto" as const]], { name: "au
   Args.withDescription("With --daemon: start the daemon (detached) when none answers."),
   Args.optional
 )
-
-type Parsed<O> = O extends Options.Options<infer A> ? A : never
 
 /** The client options, as parsed. */
 export type ClientOptions =

@@ -32,7 +32,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { integer, text } from "./CliOptions.js"
+import { integer, type Parsed, text } from "./CliOptions.js"
 
 const repeated = (flag: string, env: string, description: string) =>
   Options.text(flag).pipe(
@@ -100,8 +100,6 @@ export const httpOptions = {
     "How long an idle keep-alive connection is kept (ms; default 5000)."
   )
 }
-
-type Parsed<O> = O extends Options.Options<infer A> ? A : never
 
 /** The HTTP options, as parsed. */
 export type HttpOptions = { readonly [K in keyof typeof httpOptions]: Parsed<(typeof httpOptions)[K]> }

@@ -27,7 +27,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import { integer, text } from "./CliOptions.js"
+import { integer, type Parsed, text } from "./CliOptions.js"
 import * as Daemon from "./Daemon.js"
 import * as Doctor from "./Doctor.js"
 import * as HttpTransport from "./HttpTransport.js"
@@ -118,8 +118,6 @@ export const settingsOptions = {
       "(ms; default 300000)."
   )
 }
-
-type Parsed<O> = O extends Options.Options<infer A> ? A : never
 
 /** The settings options, as parsed. */
 export type SettingsOptions = { readonly [K in keyof typeof settingsOptions]: Parsed<(typeof settingsOptions)[K]> }

@@ -7,8 +7,6 @@
  */
 import { DaemonServer, Paths, TerminalRegistry } from "@agent-terminal/daemon"
 import { type Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
-import { Options } from "@effect/cli"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -18,6 +16,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { integer, type Parsed, text } from "./CliOptions.js"
 import * as Daemon from "./Daemon.js"
 import * as HttpTransport from "./HttpTransport.js"
 import * as Mcp from "./Mcp.js"
@@ -28,22 +27,14 @@ export const options = {
   ...Mcp.sandboxOptions,
   ...HttpTransport.httpOptions,
   socket: Daemon.socketOption,
-  detachedTtl: Options.integer("detached-ttl").pipe(
-    Options.withDescription(
-      "Keep a named owner's terminals this long after its last client went, then close them with their whole " +
-        "tree (ms; default 1800000). Environment: AGENT_TERMINAL_DETACHED_TTL_MS."
-    ),
-    Options.withFallbackConfig(Config.integer("AGENT_TERMINAL_DETACHED_TTL_MS")),
-    Options.optional
+  detachedTtl: integer(
+    "detached-ttl",
+    "AGENT_TERMINAL_DETACHED_TTL_MS",
+    "Keep a named owner's terminals this long after its last client went, then close them with their whole " +
+      "tree (ms; default 1800000)."
   ),
-  logFile: Options.text("log-file").pipe(
-    Options.withDescription("Append the log to this file instead of stderr. Environment: AGENT_TERMINAL_LOG_FILE."),
-    Options.withFallbackConfig(Config.string("AGENT_TERMINAL_LOG_FILE")),
-    Options.optional
-  )
+  logFile: text("log-file", "AGENT_TERMINAL_LOG_FILE", "Append the log to this file instead of stderr.")
 }
-
-type Parsed<O> = O extends Options.Options<infer A> ? A : never
 
 /** The options, as parsed. */
 export type ServeOptions = { readonly [K in keyof typeof options]: Parsed<(typeof options)[K]> }

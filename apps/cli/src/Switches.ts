@@ -8,21 +8,18 @@ import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-
-type Parsed<T> = T extends Options.Options<infer A> ? A : never
+import { type Parsed, text } from "./CliOptions.js"
 
 /**
  * What the server exposes (`Deployment`): `--tools terminal,tasks,exec` (an allow-list of tool groups) and
  * `--no-background` (no run_in_background, no exec background), each with an environment fallback.
  */
 export const deploymentOptions = {
-  tools: Options.text("tools").pipe(
-    Options.withDescription(
-      "The tool groups served, comma-separated: terminal (terminal_*), tasks (task_output, task_kill), exec " +
-        "(exec, process), or all (the default). Environment: AGENT_TERMINAL_TOOLS."
-    ),
-    Options.withFallbackConfig(Config.string("AGENT_TERMINAL_TOOLS")),
-    Options.optional
+  tools: text(
+    "tools",
+    "AGENT_TERMINAL_TOOLS",
+    "The tool groups served, comma-separated: terminal (terminal_*), tasks (task_output, task_kill), exec " +
+      "(exec, process), or all (the default)."
   ),
   noBackground: Options.boolean("no-background").pipe(
     Options.withDescription(
