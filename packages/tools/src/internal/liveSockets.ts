@@ -59,7 +59,15 @@ type ClientMessage =
   | { readonly type: "input"; readonly data: string }
   | { readonly type: "resize"; readonly cols: number; readonly rows: number }
 
-const parse = (raw: string | Uint8Array): ClientMessage | undefined => {
+/** The most a person's `input` message takes: 64 KiB of text. */
+export const MAX_INPUT_CHARS = 64 * 1024
+
+/** The most a client message may be before it is parsed: the largest `input`, every character JSON-escaped. */
+export const MAX_MESSAGE_BYTES = 6 * MAX_INPUT_CHARS + 256
+
+/** A client's message, or `undefined` for anything else (too large, not JSON, an unknown type, bad fields). */
+export const parse = (raw: string | Uint8Array): ClientMessage | undefined => {
+  if (raw.length > MAX_MESSAGE_BYTES) return undefined
   try {
     const message = JSON.parse(typeof raw === "string" ? raw : new TextDecoder().decode(raw))
     if (typeof message !== "object" || message === null) return undefined
@@ -68,7 +76,7 @@ const parse = (raw: string | Uint8Array): ClientMessage | undefined => {
       case "release":
         return { type: message.type }
       case "input":
-        return typeof message.data === "string" && message.data.length <= 64 * 1024
+        return typeof message.data === "string" && message.data.length <= MAX_INPUT_CHARS
           ? { type: "input", data: message.data }
           : undefined
       case "resize":
@@ -144,12 +152,15 @@ export const terminal = (
     ): Effect.Effect<void, Socket.SocketError | { readonly _tag: string; readonly message: string }> => {
       switch (message.type) {
         case "take":
+          // the lease and the socket's knowledge of it at once: an interruption between them (the socket
+          // closing) would leave a lease no finalizer hands back
           return oversight.take(sessionId, person).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
                 taken.now = true
               })
             ),
+            Effect.uninterruptible,
             Effect.flatMap((state) => write(json({ type: "control", control: state })))
           )
         case "release":
@@ -167,6 +178,9 @@ export const terminal = (
           return Effect.asVoid(oversight.resize(sessionId, person, message.cols, message.rows))
       }
     }
+    // added before the message loop is forked, so it runs after that loop has stopped (finalizers run in
+    // reverse): a `take` the loop was still answering cannot land after the hand-back
+    yield* Effect.addFinalizer(() => taken.now ? Effect.ignore(oversight.handBack(sessionId, person)) : Effect.void)
     yield* inbox.take.pipe(
       Effect.flatMap((message) =>
         answer(message).pipe(
@@ -176,6 +190,5 @@ export const terminal = (
       Effect.forever,
       Effect.forkScoped
     )
-    yield* Effect.addFinalizer(() => taken.now ? Effect.ignore(oversight.handBack(sessionId, person)) : Effect.void)
     yield* Fiber.join(reader)
   }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
