@@ -116,6 +116,24 @@ describe("the control lease", () => {
       expect(timedOut.status).toBe("pending")
     }).pipe(Effect.provide(requests.layer)))
 
+  const interrupted = setup()
+  it.scopedLive("a request whose caller is interrupted while it waits is withdrawn: no task, no request left", () =>
+    Effect.gen(function*() {
+      const pty = yield* PtyService.PtyService
+      const tasks = yield* TaskRuntime.TaskRuntime
+      const oversight = yield* Oversight.Oversight
+      const { sessionId } = yield* pty.open(owner, {})
+      const id = SessionId.make(sessionId)
+      const waited = yield* Effect.exit(
+        pty.requestHuman(owner, id, { reason: "unlock", wait: true, timeoutMs: 10_000 }).pipe(
+          Effect.timeout("100 millis")
+        )
+      )
+      expect(Exit.isFailure(waited)).toBe(true)
+      expect((yield* tasks.list(owner)).filter((task) => task.kind === "human")).toEqual([])
+      expect((yield* oversight.sessions).find((session) => session.sessionId === sessionId)!.requests).toEqual([])
+    }).pipe(Effect.provide(interrupted.layer)))
+
   const idle = setup({ controlIdleMs: 200 })
   it.scopedLive("the lease ends by itself after the idle timeout", () =>
     Effect.gen(function*() {

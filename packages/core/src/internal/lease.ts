@@ -82,11 +82,14 @@ export const release = (deps: Deps, runtime: SessionRuntime, endedBy: HumanNote[
     runtime.control.note = { note, output: captured.text }
     const requests = [...runtime.control.requests.values()]
     runtime.watchers.recording?.marker(`${endedBy}: ${holding.holder} ${humanNoteText(note)}`)
+    // the lease is already gone: what follows (the audit, the waiting requests ended, the list told) runs
+    // whole, or an interrupted hand-back would leave every request waiting for a lease that no longer exists
     return flush(deps, runtime, holding).pipe(
       Effect.zipRight(audit(deps, runtime, holding.holder, endedBy, humanNoteText(note))),
       Effect.zipRight(Effect.forEach(requests, (request) => Deferred.succeed(request.done, note), { discard: true })),
       Effect.zipRight(changed(deps)),
-      Effect.as(note)
+      Effect.as(note),
+      Effect.uninterruptible
     )
   })
 
@@ -137,9 +140,11 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
     runtime.control.note = undefined
     arm(deps, runtime, holding)
     runtime.watchers.recording?.marker(`take: ${person}`)
+    // the lease is already held: its audit and the list's change run whole
     return audit(deps, runtime, person, "take").pipe(
       Effect.zipRight(changed(deps)),
-      Effect.as(stateOf(deps, holding))
+      Effect.as(stateOf(deps, holding)),
+      Effect.uninterruptible
     )
   })
 
