@@ -106,6 +106,7 @@ export const runSend = (
     if (Exit.isFailure(waited)) {
       // interrupted while it waited (a caller's timeout, a disconnect): the program gets its SIGINT first
       if (Cause.isInterruptedOnly(waited.cause)) yield* stop
+      else runtime.emulator.finish(capture)
       unwatch()
       return yield* Effect.failCause(waited.cause)
     }
