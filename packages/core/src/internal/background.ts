@@ -4,7 +4,7 @@
  * until the prompt is back, reporting meanwhile whether the program waits for input and taking input
  * through the task runtime. The task releases the slot when it ends.
  */
-import { type Emulator, Matcher } from "@agent-terminal/terminal"
+import type { Emulator } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -13,7 +13,7 @@ import type { Match, SendRequest, SendResult, WaitFor } from "../Session.js"
 import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
-import { awaitMatch, awaitStableScreen, openWatch } from "./matchTier.js"
+import { awaitMatch, awaitStableScreen, openWatch, patternOf } from "./matchTier.js"
 import { settleBackground } from "./readiness.js"
 import { endOf, outputOf, resultOf } from "./results.js"
 import { statusOf } from "./session.js"
@@ -66,10 +66,7 @@ const awaitOutputSince = (
         : fromStart
         ? outputOf(runtime, request, runtime.emulator.peek(since, top), begun.baseline)
         : runtime.emulator.peek(since, top).text
-      const target = Matcher.pattern(
-        condition.text !== undefined ? { text: condition.text } : { regex: condition.regex!, flags: condition.flags }
-      )
-      return runtime.emulator.watch(scrolled ? top : since.start, target, { seed })
+      return runtime.emulator.watch(scrolled ? top : since.start, patternOf(condition), { seed })
     }),
     (output) => awaitMatch(runtime, output),
     (output) => Effect.sync(() => runtime.emulator.unwatch(output))

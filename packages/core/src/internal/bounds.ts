@@ -3,6 +3,7 @@
  * public home): a value outside them is `InvalidInput` naming the field, the same for the tools and the
  * service.
  */
+import { Utf8 } from "@agent-terminal/terminal"
 import * as Schema from "effect/Schema"
 
 /**
@@ -35,20 +36,6 @@ export const bounds = {
 } as const
 
 const controlCharacter = /[\p{Cc}]/u
-
-const utf8Bytes = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code < 0x80) bytes += 1
-    else if (code < 0x800) bytes += 2
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      bytes += 4
-      i++
-    } else bytes += 3
-  }
-  return bytes
-}
 
 /**
  * An integer in `[min, max]`; the failure says the range, never the value given.
@@ -124,7 +111,7 @@ export const Path = Schema.String.pipe(
  */
 export const Argv = Schema.Array(
   Schema.String.pipe(
-    Schema.filter((arg) => !arg.includes("\u0000") && utf8Bytes(arg) <= bounds.argBytes, {
+    Schema.filter((arg) => !arg.includes("\u0000") && Utf8.byteLength(arg) <= bounds.argBytes, {
       message: () => `must be a string of at most ${bounds.argBytes} bytes without NUL`
     })
   )
@@ -160,4 +147,4 @@ export const LineCount = integerBetween(0, bounds.lines)
  *
  * @since 0.2.0
  */
-export const inputBytes = utf8Bytes
+export const inputBytes = Utf8.byteLength

@@ -96,6 +96,12 @@ export const matchTier = (watch: Watch, waitFor: WaitFor): Effect.Effect<Decisiv
 export const holdsForCommandStart = (watch: Pick<Watch, "session" | "kind">): boolean =>
   watch.session.nonce !== undefined && promptComesNext(watch.kind)
 
+/** What a `text` or `regex` wait looks for. */
+export const patternOf = (waitFor: WaitFor) =>
+  Matcher.pattern(
+    waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
+  )
+
 /**
  * The watch of a `text` or `regex` wait, opened at `start` (where the send's capture opens): held until the
  * command-start marker for a shell's command line (the first after marker `baseline`: by default, now,
@@ -110,9 +116,7 @@ export const openWatch = (
 ): OutputWatch.OutputWatch | undefined => {
   const waitFor = request.waitFor
   if (waitFor === undefined || (waitFor.text === undefined && waitFor.regex === undefined)) return undefined
-  const target = Matcher.pattern(
-    waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
-  )
+  const target = patternOf(waitFor)
   const held = holdsForCommandStart({ session, kind })
   const typed = request.text ?? request.paste
   const submitted = request.text !== undefined ? request.submit !== false : request.submit === true
