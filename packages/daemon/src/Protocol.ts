@@ -226,7 +226,8 @@ export class DaemonRpcs extends RpcGroup.make(
   request("ConfigureSandbox", { policy: Sandbox.Policy }, Schema.Void, [Sandbox.SandboxInUse, Errors.InvalidConfig]),
   request("SandboxOf", {}, Sandbox.Policy),
   Rpc.make("Watch", {
-    payload: { ...session, maxBufferedBytes: Schema.optional(Schema.Number) },
+    // bounded (a watcher's backlog is memory of the daemon's): 1 byte to 1 GiB
+    payload: { ...session, maxBufferedBytes: Schema.optional(Session.integerBetween(1, 1 << 30, " of bytes")) },
     success: WatchItem,
     error: Schema.Union(HandshakeRequired, ...lookup),
     stream: true

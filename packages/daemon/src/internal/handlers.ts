@@ -96,17 +96,21 @@ export const layer = (context: Context) =>
       Hello: (payload, { clientId }) => owners.hello(clientId, payload),
       Open: ({ request }, { clientId }) =>
         as(clientId, (bound) =>
-          pty.open(bound.owner, request).pipe(
-            Effect.tap((opened) =>
-              recorded(registry.terminalOpened({
-                sessionId: opened.sessionId,
-                owner: bound.owner,
-                name: opened.name,
-                type: opened.type,
-                pid: opened.pid,
-                runId,
-                openedAt: Date.now()
-              }))
+          // an open that succeeded is recorded even if its caller is interrupted meanwhile: a later daemon
+          // must be able to answer its id with SessionLost
+          Effect.uninterruptibleMask((restore) =>
+            restore(pty.open(bound.owner, request)).pipe(
+              Effect.tap((opened) =>
+                recorded(registry.terminalOpened({
+                  sessionId: opened.sessionId,
+                  owner: bound.owner,
+                  name: opened.name,
+                  type: opened.type,
+                  pid: opened.pid,
+                  runId,
+                  openedAt: Date.now()
+                }))
+              )
             )
           )),
       Send: ({ request, sessionId }, { clientId }) =>
