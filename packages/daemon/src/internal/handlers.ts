@@ -5,6 +5,8 @@ import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DaemonRpcs, type WatchItem } from "../Protocol.js"
@@ -44,6 +46,13 @@ export const layer = (context: Context) =>
     const registry = yield* TerminalRegistry
     const daemonScope = yield* Effect.scope
     const { owners, runId } = context
+    // every task's end goes into the registry (unrecorded, a later run would end it as daemon-stopped)
+    const ends = yield* PubSub.subscribe(tasks.completions)
+    yield* Queue.take(ends).pipe(
+      Effect.flatMap((event) => recorded(registry.taskEnded(event.taskId, Date.now(), event.status))),
+      Effect.forever,
+      Effect.forkIn(daemonScope)
+    )
 
     const as = <A, E, R>(clientId: number, use: (bound: Bound) => Effect.Effect<A, E, R>) =>
       Effect.flatMap(owners.of(clientId), use)
