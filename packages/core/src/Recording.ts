@@ -227,16 +227,18 @@ export class Cast {
     if (this.#stopped !== undefined) return
     const seconds = Math.max(0, Math.round((this.#options.now() - this.#start) * 1000) / 1_000_000)
     const line = `[${seconds}, ${JSON.stringify(code)}, ${JSON.stringify(data)}]`
-    if (this.#bytes + lineBytes(line) > this.#options.maxBytes - CAP_RESERVE) {
+    // counted once per event (this runs for every chunk of output)
+    const bytes = lineBytes(line)
+    if (this.#bytes + bytes > this.#options.maxBytes - CAP_RESERVE) {
       this.#stopped = stoppedAtCap(this.#options.maxBytes)
       this.#line(`[${seconds}, "m", ${JSON.stringify(this.#stopped)}]`)
       return
     }
-    this.#line(line)
+    this.#line(line, bytes)
   }
 
-  #line(line: string): void {
-    this.#bytes += lineBytes(line)
+  #line(line: string, bytes = lineBytes(line)): void {
+    this.#bytes += bytes
     this.#file.write(line)
   }
 }
