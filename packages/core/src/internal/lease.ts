@@ -10,20 +10,17 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Audit from "../Audit.js"
-import { HumanInControl, SessionExited } from "../Errors.js"
+import { HumanInControl, type SessionExited } from "../Errors.js"
 import { NotInControl } from "../Oversight.js"
 import type { ControlState } from "../Oversight.js"
 import { isSecretInput } from "../ProcessInspector.js"
 import { type HumanNote, humanNoteText } from "../Session.js"
 import type { Holding } from "./control.js"
-import type { SessionRuntime } from "./session.js"
+import { exitedError, type SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
 
 /** Audit a person's input at the latest once this much of it is pending. */
 const AUDIT_CHUNK_BYTES = 1024
-
-const exited = (runtime: SessionRuntime) =>
-  new SessionExited({ sessionId: runtime.id, exitCode: runtime.exit!.exitCode, signal: runtime.exit!.signal })
 
 /** The lease as a person sees it. */
 export const stateOf = (deps: Deps, holding: Holding): ControlState => ({
@@ -112,7 +109,7 @@ const arm = (deps: Deps, runtime: SessionRuntime, holding: Holding): void => {
 /** Take the lease (or renew one's own). */
 export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
   Effect.suspend((): Effect.Effect<ControlState, SessionExited | HumanInControl> => {
-    if (runtime.exit !== undefined) return Effect.fail(exited(runtime))
+    if (runtime.exit !== undefined) return Effect.fail(exitedError(runtime))
     const current = runtime.control.holding
     if (current !== undefined) {
       if (current.holder !== person) return Effect.fail(runtime.control.refusal(runtime.id)!)
@@ -167,7 +164,7 @@ export const input = (deps: Deps, runtime: SessionRuntime, person: string, data:
   Effect.gen(function*() {
     const holding = held(runtime, person)
     if (holding instanceof NotInControl) return yield* holding
-    if (runtime.exit !== undefined) return yield* exited(runtime)
+    if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const modes = deps.inspector.terminalModes === undefined
       ? Option.none()
       : yield* deps.inspector.terminalModes(runtime.terminal)

@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Audit from "../Audit.js"
-import { SessionExited, SessionNotFound } from "../Errors.js"
+import { SessionNotFound } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import { NotInControl, type OverseenSession, type Oversight } from "../Oversight.js"
 import {
@@ -23,12 +23,8 @@ import {
 } from "../Session.js"
 import * as Validation from "../Validation.js"
 import * as Lease from "./lease.js"
-import { statusOf } from "./session.js"
-import type { SessionRuntime } from "./session.js"
+import { exitedError, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup } from "./sessions.js"
-
-const exited = (runtime: SessionRuntime) =>
-  new SessionExited({ sessionId: runtime.id, exitCode: runtime.exit!.exitCode, signal: runtime.exit!.signal })
 
 /** Any owner's open session. */
 const find = (deps: Deps, id: string): Effect.Effect<SessionRuntime, SessionNotFound> =>
@@ -116,7 +112,7 @@ export const resize = (deps: Deps) =>
     const size = checkSize(request)
     if (Either.isLeft(size)) return yield* size.left
     const runtime = yield* lookup(deps, owner, id)
-    if (runtime.exit !== undefined) return yield* exited(runtime)
+    if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const refused = runtime.control.refusal(id)
     if (refused !== undefined) return yield* refused
     const result = yield* applySize(runtime, size.right.cols, size.right.rows)
@@ -131,11 +127,11 @@ export const resize = (deps: Deps) =>
 export const requestHuman = (deps: Deps) =>
   Effect.fn("PtyService.requestHuman")(function*(owner: OwnerId, id: SessionId, request: HumanRequest) {
     const runtime = yield* lookup(deps, owner, id)
-    if (runtime.exit !== undefined) return yield* exited(runtime)
+    if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const done = yield* Deferred.make<HumanNote>()
     const at = Date.now()
     const ref: { taskId: string | undefined } = { taskId: undefined }
-    const ended = Deferred.await(runtime.drained).pipe(Effect.flatMap(() => Effect.fail(exited(runtime))))
+    const ended = Deferred.await(runtime.drained).pipe(Effect.flatMap(() => Effect.fail(exitedError(runtime))))
     // the task and its request at once: an interruption between them would leave a task nothing can end
     const taskId = yield* deps.tasks.start(owner, {
       kind: "human",
@@ -220,7 +216,7 @@ export const make = (deps: Deps): Oversight["Type"] => ({
       const runtime = yield* find(deps, id)
       const holding = Lease.held(runtime, person)
       if (holding instanceof NotInControl) return yield* holding
-      if (runtime.exit !== undefined) return yield* exited(runtime)
+      if (runtime.exit !== undefined) return yield* exitedError(runtime)
       const size = checkSize({ cols, rows })
       if (Either.isLeft(size)) return yield* size.left
       return yield* applySize(runtime, size.right.cols, size.right.rows)

@@ -6,13 +6,12 @@
 import { Capture } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { SessionExited } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { SendRequest, SendResult, WaitReason } from "../Session.js"
 import { startBackground } from "./background.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
-import { type SessionRuntime, statusOf } from "./session.js"
+import { exitedError, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup } from "./sessions.js"
 import { exclusive } from "./slot.js"
 import { checkSteps, runSteps } from "./steps.js"
@@ -65,7 +64,7 @@ export const send = (deps: Deps) =>
   Effect.fnUntraced(function*(owner: OwnerId, id: SessionId, request: SendRequest) {
     const runtime = yield* lookup(deps, owner, id)
     if (runtime.exit !== undefined) {
-      return yield* new SessionExited({ sessionId: id, exitCode: runtime.exit.exitCode, signal: runtime.exit.signal })
+      return yield* exitedError(runtime)
     }
     const humanInControl = runtime.control.refusal(id)
     if (humanInControl !== undefined) return yield* humanInControl

@@ -13,7 +13,7 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Audit from "../Audit.js"
 import * as EnvPolicy from "../EnvPolicy.js"
-import { InvalidInput, SessionExited, SignalRefused } from "../Errors.js"
+import { InvalidInput, SignalRefused } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { Oversight } from "../Oversight.js"
 import { ProcessInspector } from "../ProcessInspector.js"
@@ -29,13 +29,10 @@ import type { WatchOptions } from "../Watch.js"
 import { close, closeAll, open } from "./lifecycle.js"
 import * as OversightService from "./oversight.js"
 import { send } from "./send.js"
-import { infoOf, type SessionRuntime, statusOf } from "./session.js"
+import { exitedError, infoOf, statusOf } from "./session.js"
 import { type Deps, lookup, makeSessions, policyOf } from "./sessions.js"
 import { tracedWhenSeen } from "./tracing.js"
 import { makeTimers } from "./wake.js"
-
-const exited = (runtime: SessionRuntime) =>
-  new SessionExited({ sessionId: runtime.id, exitCode: runtime.exit!.exitCode, signal: runtime.exit!.signal })
 
 const cancel = (deps: Deps) =>
   Effect.fn("PtyService.cancel")(function*(owner: OwnerId, id: SessionId) {
@@ -76,7 +73,7 @@ const read = (deps: Deps) =>
 const signal = (deps: Deps) =>
   Effect.fn("PtyService.signal")(function*(owner: OwnerId, id: SessionId, name: SignalName) {
     const runtime = yield* lookup(deps, owner, id)
-    if (runtime.exit !== undefined) return yield* exited(runtime)
+    if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const humanInControl = runtime.control.refusal(id)
     if (humanInControl !== undefined) return yield* humanInControl
     const group = yield* deps.inspector.foregroundGroup(runtime.terminal)

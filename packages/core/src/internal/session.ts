@@ -4,6 +4,7 @@
 import { Emulator, ShellMarkers } from "@agent-terminal/terminal"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
+import { SessionExited } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { TerminalRef } from "../ProcessInspector.js"
 import type { ExitStatus, PtyProcess } from "../PtyBackend.js"
@@ -45,6 +46,10 @@ export interface SessionRuntime {
   /** The terminal's size now. */
   size: { cols: number; rows: number }
 }
+
+/** The session's exit as the error a request to it gets (`SessionExited`); only once it has exited. */
+export const exitedError = (runtime: SessionRuntime): SessionExited =>
+  new SessionExited({ sessionId: runtime.id, exitCode: runtime.exit!.exitCode, signal: runtime.exit!.signal })
 
 export const statusOf = (session: SessionRuntime): SessionStatus =>
   session.exit === undefined
