@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type { SecretHash } from "./Credentials.js"
+import * as auditWriter from "./internal/auditWriter.js"
 import * as memory from "./internal/memoryRegistry.js"
 import * as sqlite from "./internal/sqliteRegistry.js"
 
@@ -160,8 +161,8 @@ export class TerminalRegistry extends Context.Tag("@agent-terminal/daemon/Termin
     readonly taskEnded: (taskId: string, at: number, status: string) => Effect.Effect<void, RegistryError>
     readonly task: (taskId: string) => Effect.Effect<Option.Option<TaskRecord>, RegistryError>
     readonly run: (runId: number) => Effect.Effect<Option.Option<RunRecord>, RegistryError>
-    /** Record a change of control (the live view's audit). */
-    readonly audit: (change: ControlChange) => Effect.Effect<void, RegistryError>
+    /** Record changes of control and writes to terminals (the live view's audit), in one write. */
+    readonly audit: (changes: ReadonlyArray<ControlChange>) => Effect.Effect<void, RegistryError>
     /** A session's audit, oldest first: the newest `limit` entries (default 1000). */
     readonly auditOf: (sessionId: string, limit?: number) => Effect.Effect<ReadonlyArray<ControlChange>, RegistryError>
   }
@@ -185,27 +186,14 @@ export const layerSqlite = (options: { readonly filename: string }): Layer.Layer
 
 /**
  * The audit of the live view (`Audit` of `@agent-terminal/core`) kept in this registry's `control_audit`
- * table: what the daemon's service records when it is built with it. A failed write is logged; the terminal
- * work goes on.
+ * table: what the daemon's service records when it is built with it. Entries are written behind, in
+ * batches, at most ~20 ms after they happen (off the path of the send or the keystroke they record); reading
+ * a session's audit writes what is pending first, and the layer's release writes the rest. A failed write is
+ * logged; the terminal work goes on.
  *
  * @since 0.2.0
  */
-export const auditLayer: Layer.Layer<Audit.Audit, never, TerminalRegistry> = Layer.effect(
+export const auditLayer: Layer.Layer<Audit.Audit, never, TerminalRegistry> = Layer.scoped(
   Audit.Audit,
-  Effect.map(TerminalRegistry, (registry) =>
-    Audit.Audit.of({
-      record: (entry) =>
-        registry.audit(entry).pipe(
-          Effect.catchAll((error) => Effect.logWarning("audit: an entry could not be recorded", error.message))
-        ),
-      of: (sessionId, limit) =>
-        registry.auditOf(sessionId, limit).pipe(
-          Effect.catchAll((error) =>
-            Effect.as(
-              Effect.logWarning("audit: could not be read", error.message),
-              [] as ReadonlyArray<Audit.AuditEntry>
-            )
-          )
-        )
-    }))
+  Effect.flatMap(TerminalRegistry, (registry) => auditWriter.make(registry))
 )

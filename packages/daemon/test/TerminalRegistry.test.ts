@@ -86,9 +86,11 @@ describe("TerminalRegistry", () => {
           const stored = Option.getOrThrow(yield* r.owner("alice"))
           expect(stored).toMatchObject({ name: "alice", createdAt: 1, lastSeenAt: 5, secret })
           expect(JSON.stringify(stored)).not.toContain("a-secret-of-sixteen-bytes")
-          yield* r.audit({ sessionId: "s-1", at: 2, actor: "person:ann", action: "take" })
-          yield* r.audit({ sessionId: "s-1", at: 3, actor: "person:ann", action: "hand-back", detail: "done" })
-          yield* r.audit({ sessionId: "s-2", at: 1, actor: "owner:alice", action: "take" })
+          yield* r.audit([{ sessionId: "s-1", at: 2, actor: "person:ann", action: "take" }])
+          yield* r.audit([
+            { sessionId: "s-1", at: 3, actor: "person:ann", action: "hand-back", detail: "done" },
+            { sessionId: "s-2", at: 1, actor: "owner:alice", action: "take" }
+          ])
           expect((yield* r.auditOf("s-1")).map((change) => change.action)).toEqual(["take", "hand-back"])
         }))
     })

@@ -102,9 +102,9 @@ export const make = (): Service => {
       }),
     task: (taskId) => Effect.sync(() => Option.fromNullable(tasks.get(taskId))),
     run: (runId) => Effect.sync(() => Option.fromNullable(runs.get(runId))),
-    audit: (change) =>
+    audit: (changes) =>
       Effect.sync(() => {
-        audit.push(change)
+        audit.push(...changes)
       }),
     auditOf: (sessionId, limit = 1000) =>
       Effect.sync(() => audit.filter((change) => change.sessionId === sessionId).slice(-limit))

@@ -1,6 +1,7 @@
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -13,6 +14,8 @@ type Service = TerminalRegistry["Type"]
 
 /** Ended terminals and tasks older than this are forgotten at the next start. */
 const RETENTION_MS = 30 * 24 * 3600 * 1000
+/** Five values a row: well under SQLite's bound on a statement's parameters. */
+const AUDIT_ROWS_PER_INSERT = 500
 
 /** The schema, one migration per change; `@effect/sql`'s migrator records which ran. */
 export const migrations = {
@@ -225,12 +228,21 @@ export const make: Effect.Effect<Service, RegistryError, SqlClient.SqlClient> = 
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), runOf)),
         wrap("run")
       ),
-    audit: (change) =>
-      sql`INSERT INTO control_audit (session_id, at, actor, action, detail)
-        VALUES (${change.sessionId}, ${change.at}, ${change.actor}, ${change.action}, ${change.detail ?? null})`.pipe(
-        Effect.asVoid,
-        wrap("audit")
-      ),
+    audit: (changes) =>
+      sql.withTransaction(Effect.forEach(
+        Arr.chunksOf(changes, AUDIT_ROWS_PER_INSERT),
+        (rows) =>
+          sql`INSERT INTO control_audit ${
+            sql.insert(rows.map((change) => ({
+              session_id: change.sessionId,
+              at: change.at,
+              actor: change.actor,
+              action: change.action,
+              detail: change.detail ?? null
+            })))
+          }`,
+        { discard: true }
+      )).pipe(wrap("audit")),
     auditOf: (sessionId, limit = 1000) =>
       sql`SELECT * FROM control_audit WHERE session_id = ${sessionId} ORDER BY at DESC, id DESC LIMIT ${limit}`.pipe(
         Effect.map((rows) =>
