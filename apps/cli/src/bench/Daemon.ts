@@ -88,15 +88,15 @@ const tagged = (tag: string) =>
 const pty = (context: Layer.Layer<PtyService.PtyService, unknown>) =>
   Effect.flatMap(Layer.build(context), (built) => Effect.provide(PtyService.PtyService, built))
 
-/** A forked `DaemonClient` on the socket: `block(n)` runs n round trips there and returns their times. */
-const roundTripClient = (socket: string) =>
+/** A forked client (`module` with `args`): `block(n)` runs n round trips there and returns their times. */
+const forkedClient = (module: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.async<childProcess.ChildProcess, Error>((resume) => {
-      const forked = childProcess.fork(fileURLToPath(new URL("./DaemonClient.js", import.meta.url)), [socket], {
+      const forked = childProcess.fork(fileURLToPath(new URL(module, import.meta.url)), args, {
         stdio: ["ignore", "ignore", "inherit", "ipc"]
       })
       forked.once("message", () => resume(Effect.succeed(forked)))
-      forked.once("exit", (code) => resume(Effect.fail(new Error(`the bench's daemon client exited with ${code}`))))
+      forked.once("exit", (code) => resume(Effect.fail(new Error(`the bench's ${module} exited with ${code}`))))
     }),
     (forked) => Effect.sync(() => forked.kill("SIGTERM"))
   ).pipe(Effect.map((forked) => ({
@@ -109,6 +109,20 @@ const roundTripClient = (socket: string) =>
         forked.send({ n })
       })
   })))
+
+/** A `DaemonClient` on the daemon's socket: `true` round trips through the remote layer. */
+const roundTripClient = (socket: string) => forkedClient("./DaemonClient.js", [socket])
+
+/**
+ * The floor: a no-op `Ping` through the same `@effect/rpc` stack (socket protocol, msgpack) between two
+ * processes of their own, on a socket beside the daemon's.
+ */
+const floorClient = (dir: string) =>
+  Effect.gen(function*() {
+    const socket = path.join(dir, "floor.sock")
+    yield* forkedClient("./RpcFloor.js", ["serve", socket])
+    return yield* forkedClient("./RpcFloor.js", [socket])
+  })
 
 const LINES = (options: RunOptions) => `head -c ${size(options, 40, 10)}M /dev/zero | tr '\\0' a | fold -w 99`
 
@@ -138,7 +152,8 @@ const sideBySide = (options: RunOptions) =>
     // The daemon's round trips are taken by a client process of its own holding only the remote layer (as
     // `mcp --daemon` does), in blocks interleaved with this process's in-process ones.
     const client = yield* roundTripClient(daemon.socket)
-    const trips = { local: [] as Array<number>, remote: [] as Array<number> }
+    const floor = yield* floorClient(daemon.dir)
+    const trips = { local: [] as Array<number>, remote: [] as Array<number>, floor: [] as Array<number> }
     const n = size(options, 1000, 200)
     const blocks = 10
     for (let i = 0; i < 20; i++) yield* local.send(owner, shells.local, { text: "true" })
@@ -148,6 +163,7 @@ const sideBySide = (options: RunOptions) =>
         trips.local.push(ms)
       }
       trips.remote.push(...(yield* client.block(n / blocks)))
+      trips.floor.push(...(yield* floor.block(n / blocks)))
     }
     options.progress("daemon: roundtrip")
 
@@ -155,6 +171,7 @@ const sideBySide = (options: RunOptions) =>
     // client watching the session over the socket (write → the last byte at the watcher).
     const rounds = size(options, 3, 1)
     const ingest: Array<number> = []
+    const watchedLocal: Array<number> = []
     const watched: Array<number> = []
     const remoteSend: Array<number> = []
     let streamed = 0
@@ -187,6 +204,32 @@ const sideBySide = (options: RunOptions) =>
       watched.push(bytes / MiB / ((last - started) / 1000))
       const [, localMs] = yield* timed(local.send(owner, shells.local, { text: LINES(options), timeoutMs: 600_000 }))
       ingest.push(bytes / MiB / (localMs / 1000))
+      // and in-process with a watcher in this process: what a watch costs without the socket
+      watchedLocal.push(
+        yield* Effect.scoped(Effect.gen(function*() {
+          const localWatch = yield* local.watch!(owner, shells.local, { maxBufferedBytes: 256 * MiB })
+          let localBytes = 0
+          let localLast = 0
+          yield* localWatch.events.pipe(
+            Stream.runForEach((event) =>
+              Effect.sync(() => {
+                if (event._tag !== "Output") return
+                localBytes += event.data.length
+                localLast = performance.now()
+              })
+            ),
+            Effect.forkScoped
+          )
+          const localStarted = performance.now()
+          yield* local.send(owner, shells.local, { text: LINES(options), timeoutMs: 600_000 })
+          let localSeen = -1
+          while (localSeen !== localBytes) {
+            localSeen = localBytes
+            yield* Effect.sleep(150)
+          }
+          return localBytes / MiB / ((localLast - localStarted) / 1000)
+        }))
+      )
       // and the same command through the daemon with nobody watching (only the bounded result comes back)
       const unwatched = Ids.SessionId.make((yield* remote.open(owner, { name: `ingest-${round}` })).sessionId)
       const [, sendMs] = yield* timed(remote.send(owner, unwatched, { text: LINES(options), timeoutMs: 600_000 }))
@@ -198,6 +241,7 @@ const sideBySide = (options: RunOptions) =>
       opens,
       trips,
       ingest,
+      watchedLocal,
       watched,
       remoteSend,
       streamed,
@@ -274,6 +318,27 @@ const rows = (options: RunOptions) =>
       compared: [],
       notes: [`\`${LINES(options)}\` in this process: write → prompt`]
     }
+    const tripFloor: Metric = {
+      name: "daemon.rpc.floor",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(m.trips.floor),
+      compared: [],
+      notes: [
+        "a no-op Ping through the same @effect/rpc stack (socket protocol, msgpack, a Unix socket) between two " +
+        "processes of their own, interleaved in blocks: what any call to the daemon costs before it does anything"
+      ]
+    }
+    const watchLocal: Metric = {
+      name: "daemon.watch.in-process",
+      group,
+      kind: "baseline",
+      unit: "MiB/s",
+      ...distribution(m.watchedLocal),
+      compared: [compare(distribution(m.watchedLocal).value, ingest)],
+      notes: ["the same command in this process with a watcher in this process: write → the last byte at it"]
+    }
     const trip = distribution(m.trips.remote)
     const extra = trip.p50 - tripLocal.p50!
     const stream = distribution(m.watched)
@@ -297,22 +362,25 @@ const rows = (options: RunOptions) =>
         kind: "ours",
         unit: "ms",
         ...trip,
-        compared: [compare(trip.value, tripLocal)],
+        compared: [compare(trip.value, tripLocal), compare(trip.value, tripFloor)],
         target: { text: ROUNDTRIP_TARGET, met: allMet([extra <= 0.25]) },
         notes: [
           `through the daemon: p50 ${
             Stats.round(extra, 3)
-          } ms more than in-process (protocol ${"msgpack"} over the socket)`
+          } ms more than in-process, of which ${tripFloor.p50} ms is the floor (a no-op @effect/rpc Ping between two processes, daemon.rpc.floor) and ${
+            Stats.round(extra - tripFloor.p50!, 3)
+          } ms the daemon's own (msgpack over the socket)`
         ]
       },
       tripLocal,
+      tripFloor,
       {
         name: "daemon.watch.lines",
         group,
         kind: "ours",
         unit: "MiB/s",
         ...stream,
-        compared: [streamCompared],
+        compared: [streamCompared, compare(stream.value, watchLocal)],
         target: {
           text: STREAM_TARGET,
           met: allMet([streamCompared.ratio === null ? null : streamCompared.ratio >= 0.8])
@@ -333,6 +401,7 @@ const rows = (options: RunOptions) =>
         notes: ["the same command through the daemon, nobody watching: write → prompt, the bounded result back"]
       },
       ingest,
+      watchLocal,
       {
         name: "daemon.reaper",
         group,
@@ -352,7 +421,7 @@ const rows = (options: RunOptions) =>
 /** The group. */
 export const daemon: Group = {
   name: group,
-  description: "the daemon beside in-process: round trip, open, streaming to a watcher, the reaper",
+  description: "the daemon beside in-process: round trip (and its RPC floor), open, streaming to a watcher, the reaper",
   run: (options) =>
     guard(
       [
