@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import {
   built,
+  cliBin,
   connectMcp,
   killIdentities,
   makeHome,
@@ -155,5 +157,36 @@ describe.runIf(built)("owners of the daemon's terminals (43)", () => {
     fs.writeFileSync(secretFile, "not-the-secret-the-daemon-issued\n")
     await expect(connectMcp(home.env, ["--daemon", "--owner", "dave", "--owner-secret-file", secretFile])).rejects
       .toThrow()
+  })
+
+  it("--owner-secret-file: a file not there yet keeps the secret the daemon issues; an empty or unreadable one is an error naming it", async () => {
+    const { client, home } = await setUp()
+    const secretFile = `${home.dir}/erin.secret`
+    const first = await client(["--owner", "erin", "--owner-secret-file", secretFile])
+    await first.call("terminal_open", { name: "kept" })
+    expect(fs.readFileSync(secretFile, "utf8").trim()).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600)
+    await first.client.close()
+    const again = await client(["--owner", "erin", "--owner-secret-file", secretFile])
+    expect((await again.call("terminal_list")).sessions.map((s: { name: string }) => s.name)).toEqual(["kept"])
+
+    const run = (file: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          [cliBin, "mcp", "--daemon", "--owner", "erin", "--owner-secret-file", file],
+          { env: home.env, timeout: 20_000 },
+          (error, _stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number | null), stderr })
+        )
+        child.stdin?.end()
+      })
+    const empty = `${home.dir}/empty.secret`
+    fs.writeFileSync(empty, "\n")
+    const refused = await run(empty)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`${empty} is empty`)
+    const unreadable = await run(home.dir)
+    expect(unreadable.code).toBe(1)
+    expect(unreadable.stderr).toContain(`${home.dir} cannot be read (EISDIR)`)
   })
 })

@@ -124,28 +124,46 @@ export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfi
     }
   })
 
-const readSecret = (file: string): string | undefined => {
-  try {
-    const secret = fs.readFileSync(file, "utf8").trim()
-    return secret === "" ? undefined : secret
-  } catch {
-    return undefined
-  }
-}
+/**
+ * The secret in `file`: none when there is no such file (a first use: the daemon issues one); a file that is
+ * there and cannot be read, or holds nothing, is an error — connecting without its secret would register
+ * the name anew or be refused, and say nothing of the file.
+ */
+const readSecret = (file: string): Effect.Effect<string | undefined, Errors.InvalidConfig> =>
+  Effect.suspend(() => {
+    let secret: string
+    try {
+      secret = fs.readFileSync(file, "utf8").trim()
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === "ENOENT") return Effect.succeed(undefined)
+      return Effect.fail(
+        new Errors.InvalidConfig({
+          field: "ownerSecretFile",
+          reason: `${file} cannot be read (${code ?? String(error)})`
+        })
+      )
+    }
+    return secret === ""
+      ? Effect.fail(new Errors.InvalidConfig({ field: "ownerSecretFile", reason: `${file} is empty` }))
+      : Effect.succeed(secret)
+  })
 
-/** The owner credential the options and the environment give, and where an issued secret is kept. */
-export const credentialOf = (options: ClientOptions) => {
-  const name = Option.getOrUndefined(options.owner)
-  if (name === undefined) return { owner: undefined, keep: undefined }
-  const configured = Option.getOrUndefined(options.ownerSecretFile)
-  const secret = configured !== undefined
-    ? readSecret(configured)
-    : process.env.AGENT_TERMINAL_OWNER_SECRET || readSecret(Paths.ownerSecretPath(name))
-  const keep = configured === undefined && process.env.AGENT_TERMINAL_OWNER_SECRET === undefined
-    ? Paths.ownerSecretPath(name)
-    : undefined
-  return { owner: { name, ...(secret === undefined ? {} : { secret }) }, keep }
-}
+/**
+ * The owner credential the options and the environment give, and where an issued secret is kept: in the
+ * `--owner-secret-file` given (when it does not exist yet), else — unless the secret is in the environment —
+ * in `<state dir>/owners/<name>.secret`.
+ */
+export const credentialOf = (options: ClientOptions) =>
+  Effect.gen(function*() {
+    const name = Option.getOrUndefined(options.owner)
+    if (name === undefined) return { owner: undefined, keep: undefined }
+    const configured = Option.getOrUndefined(options.ownerSecretFile)
+    const environment = process.env.AGENT_TERMINAL_OWNER_SECRET || undefined
+    const file = configured ?? (environment === undefined ? Paths.ownerSecretPath(name) : undefined)
+    const secret = file === undefined ? environment : yield* readSecret(file)
+    return { owner: { name, ...(secret === undefined ? {} : { secret }) }, keep: file }
+  })
 
 const keepSecret = (file: string) => (secret: string) =>
   Effect.sync(() => {
@@ -164,14 +182,14 @@ export const remoteLayer = (
   client: string
 ) => {
   const socket = Option.getOrElse(options.socket, () => Paths.socketPath())
-  const { keep, owner } = credentialOf(options)
   const auto = options.auto !== undefined && Option.isSome(options.auto)
-  const remote = RemoteTerminal.layer({
-    socket,
-    owner,
-    client,
-    ...(keep === undefined ? {} : { onIssuedSecret: keepSecret(keep) })
-  })
+  const remote = Layer.unwrapEffect(Effect.map(credentialOf(options), ({ keep, owner }) =>
+    RemoteTerminal.layer({
+      socket,
+      owner,
+      client,
+      ...(keep === undefined ? {} : { onIssuedSecret: keepSecret(keep) })
+    })))
   const started = auto ? Layer.effectDiscard(ensureDaemon(socket, input)) : Layer.empty
   const configured = sandbox === undefined ? Layer.empty : Layer.effectDiscard(
     Effect.gen(function*() {
