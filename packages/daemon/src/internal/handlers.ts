@@ -1,4 +1,4 @@
-import { Errors, Exec, Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
+import { Errors, Exec, Ids, PtyService, TaskRuntime, Watch } from "@agent-terminal/core"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
@@ -11,7 +11,6 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DaemonRpcs, type WatchItem } from "../Protocol.js"
 import { TerminalRegistry } from "../TerminalRegistry.js"
-import { gather } from "./gather.js"
 import type { Bound, Owners } from "./owners.js"
 import { recorded } from "./owners.js"
 
@@ -176,7 +175,8 @@ export const layer = (context: Context) =>
               Effect.map((watch): Stream.Stream<WatchItem> =>
                 Stream.concat(
                   Stream.make<Array<WatchItem>>(watch.snapshot),
-                  gather(watch.events)
+                  // while output streams, fewer and larger messages: each costs both ends of the socket
+                  Watch.gather(watch.events)
                 )
               )
             )

@@ -127,8 +127,9 @@ export const terminal = (
       control: control ?? null
     }))
     yield* watch.events.pipe(
-      // the outputs waiting together go as one message: fewer frames for the server to send and the page to take
-      Stream.mapChunks(Watch.coalesce),
+      // the outputs waiting together go as one message, and while output streams the next waits a little for
+      // more: fewer frames for the server to send and the page to take
+      Watch.gather,
       Stream.runForEach((event) => {
         switch (event._tag) {
           case "Output":

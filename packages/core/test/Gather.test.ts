@@ -1,11 +1,10 @@
-import type { Watch } from "@agent-terminal/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { gather } from "../src/internal/gather.js"
+import * as Watch from "../src/Watch.js"
 
 const output = (text: string): Watch.WatchEvent => ({ _tag: "Output", data: new TextEncoder().encode(text) })
 const textOf = (event: Watch.WatchEvent) => event._tag === "Output" ? new TextDecoder().decode(event.data) : event._tag
@@ -14,7 +13,7 @@ const textOf = (event: Watch.WatchEvent) => event._tag === "Output" ? new TextDe
 const harness = Effect.gen(function*() {
   const source = yield* Mailbox.make<Watch.WatchEvent>()
   const messages: Array<Array<string>> = []
-  yield* gather(Mailbox.toStream(source), { waitMs: 5, streamingBytes: 100 }).pipe(
+  yield* Watch.gather(Mailbox.toStream(source), { waitMs: 5, streamingBytes: 100 }).pipe(
     Stream.runForEachChunk((chunk) => Effect.sync(() => messages.push(Chunk.toArray(chunk).map(textOf)))),
     Effect.forkScoped
   )
