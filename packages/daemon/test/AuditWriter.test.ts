@@ -1,5 +1,6 @@
 import { Audit } from "@agent-terminal/core"
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -111,5 +112,24 @@ describe("the registry's audit, written behind", () => {
       })))
       yield* Fiber.join(fiber)
       expect(writes).toEqual([1])
+    }))
+
+  it.scoped("a batch taken is written whole, even if the caller that took it is interrupted meanwhile", () =>
+    Effect.gen(function*() {
+      const { registry, store } = yield* counted
+      const gate = yield* Deferred.make<void>()
+      const slow: auditWriter.Store = {
+        audit: (changes) => Effect.zipRight(Deferred.await(gate), store.audit(changes)),
+        auditOf: store.auditOf
+      }
+      const audit = yield* auditWriter.make(slow, { flushMs: 60_000, maxPending: 1 })
+      // the first entry fills the backlog: its caller writes, and waits at the gate
+      const recording = yield* Effect.fork(audit.record(entry(1)))
+      yield* Effect.yieldNow().pipe(Effect.repeatN(20))
+      const interrupting = yield* Effect.fork(Fiber.interrupt(recording))
+      yield* Effect.yieldNow().pipe(Effect.repeatN(20))
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(interrupting)
+      expect((yield* registry.auditOf("s-1")).map((change) => change.at)).toEqual([1])
     }))
 })

@@ -37,7 +37,8 @@ export const make = (
     // batches are written one at a time, in the order they were recorded
     const lock = yield* Effect.makeSemaphore(1)
 
-    const flush = lock.withPermits(1)(Effect.suspend(() => {
+    // a batch taken is written whole: an interrupted caller (or the writer stopping) does not lose it
+    const flush = lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
       if (pending.length === 0) return Effect.void
       const batch = pending
       pending = []
@@ -49,7 +50,7 @@ export const make = (
           )
         )
       )
-    }))
+    })))
 
     yield* waiting.await.pipe(
       Effect.zipRight(Effect.sleep(flushMs)),
