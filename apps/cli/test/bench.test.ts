@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { groups, select } from "../src/bench/Bench.js"
 import type { Metric } from "../src/bench/Metric.js"
-import { allMet, compare, distribution, skipped } from "../src/bench/Metric.js"
+import { allMet, compare, comparePaired, distribution, skipped } from "../src/bench/Metric.js"
 import { RawTerminal } from "../src/bench/RawPty.js"
 import * as Report from "../src/bench/Report.js"
 import { percentile, ratio, round, summarize } from "../src/bench/Stats.js"
@@ -59,6 +59,16 @@ describe("bench rows", () => {
     expect(ours.n).toBe(3)
     expect(ours.compared).toEqual([{ baseline: "roundtrip.true.floor", value: 0.2, ratio: 2.5 }])
     expect(compare(1, undefined)).toEqual({ baseline: "(not measured)", value: null, ratio: null })
+  })
+
+  it("paired: the ratio is the median of the rounds' own ratios, not the ratio of the medians", () => {
+    const baseline = [10, 20, 30]
+    const ours = [9, 19, 24]
+    const row: Metric = { ...floor, name: "x.plain", ...distribution(baseline) }
+    // the rounds' ratios are 0.9, 0.95 and 0.8; the medians' ratio would be 19 / 20
+    expect(comparePaired(ours, baseline, row)).toEqual({ baseline: "x.plain", value: 20, ratio: 0.9 })
+    expect(compare(distribution(ours).value, row).ratio).toBe(0.95)
+    expect(comparePaired([], baseline, row).ratio).toBeNull()
   })
 
   it("targets: any miss is a miss, an unknown check leaves it unknown", () => {

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url"
 import type { Group, RunOptions } from "./Harness.js"
 import { guard, owner, promise, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
-import { allMet, compare, distribution } from "./Metric.js"
+import { allMet, compare, comparePaired, distribution } from "./Metric.js"
 import * as Stats from "./Stats.js"
 
 const group = "daemon"
@@ -124,7 +124,7 @@ const floorClient = (dir: string) =>
     return yield* forkedClient("./RpcFloor.js", [socket])
   })
 
-const LINES = (options: RunOptions) => `head -c ${size(options, 40, 10)}M /dev/zero | tr '\\0' a | fold -w 99`
+const LINES = (options: RunOptions) => `head -c ${size(options, 24, 10)}M /dev/zero | tr '\\0' a | fold -w 99`
 
 /** Open, round trip and streaming, in-process and through the daemon, interleaved. */
 const sideBySide = (options: RunOptions) =>
@@ -169,7 +169,7 @@ const sideBySide = (options: RunOptions) =>
 
     // Streaming: the same command in-process (its ingest: write → prompt) and through the daemon with a
     // client watching the session over the socket (write → the last byte at the watcher).
-    const rounds = size(options, 3, 1)
+    const rounds = size(options, 5, 1)
     const ingest: Array<number> = []
     const watchedLocal: Array<number> = []
     const watched: Array<number> = []
@@ -336,13 +336,14 @@ const rows = (options: RunOptions) =>
       kind: "baseline",
       unit: "MiB/s",
       ...distribution(m.watchedLocal),
-      compared: [compare(distribution(m.watchedLocal).value, ingest)],
+      compared: [comparePaired(m.watchedLocal, m.ingest, ingest)],
       notes: ["the same command in this process with a watcher in this process: write → the last byte at it"]
     }
     const trip = distribution(m.trips.remote)
     const extra = trip.p50 - tripLocal.p50!
     const stream = distribution(m.watched)
-    const streamCompared = compare(stream.value, ingest)
+    // each round's watched rate against the same round's in-process ones: the drift between rounds cancels
+    const streamCompared = comparePaired(m.watched, m.ingest, ingest)
     const reap = yield* reaper(options)
     const reaped = distribution(reap.samples)
     return [
@@ -380,7 +381,7 @@ const rows = (options: RunOptions) =>
         kind: "ours",
         unit: "MiB/s",
         ...stream,
-        compared: [streamCompared, compare(stream.value, watchLocal)],
+        compared: [streamCompared, comparePaired(m.watched, m.watchedLocal, watchLocal)],
         target: {
           text: STREAM_TARGET,
           met: allMet([streamCompared.ratio === null ? null : streamCompared.ratio >= 0.8])
@@ -397,7 +398,7 @@ const rows = (options: RunOptions) =>
         kind: "ours",
         unit: "MiB/s",
         ...distribution(m.remoteSend),
-        compared: [compare(distribution(m.remoteSend).value, ingest)],
+        compared: [comparePaired(m.remoteSend, m.ingest, ingest)],
         notes: ["the same command through the daemon, nobody watching: write → prompt, the bounded result back"]
       },
       ingest,

@@ -62,6 +62,27 @@ export const compare = (value: number | null | undefined, baseline: Metric | und
   ratio: baseline?.value === undefined ? null : roundRatio(Stats.ratio(value, baseline.value))
 })
 
+/**
+ * Compare samples with a baseline's, taken in pairs (sample i of each back to back, in the same round): the
+ * ratio is the median of the pairs' ratios, so a drift of the machine's speed between rounds (on a shared
+ * machine the baseline alone moves by ±15 % from one round to the next) cancels within each pair.
+ */
+export const comparePaired = (
+  samples: ReadonlyArray<number>,
+  baselineSamples: ReadonlyArray<number>,
+  baseline: Metric
+): Comparison => {
+  const ratios = samples.flatMap((sample, i) => {
+    const paired = Stats.ratio(sample, baselineSamples[i])
+    return paired === null ? [] : [paired]
+  })
+  return {
+    baseline: baseline.name,
+    value: baseline.value ?? null,
+    ratio: ratios.length === 0 ? null : roundRatio(Stats.percentile(ratios, 50))
+  }
+}
+
 const roundRatio = (ratio: number | null) => ratio === null ? null : Stats.round(ratio, 3)
 
 /** A row with no value: why it was skipped. */
