@@ -132,45 +132,47 @@ export const requestHuman = (deps: Deps) =>
     const at = Date.now()
     const ref: { taskId: string | undefined } = { taskId: undefined }
     const ended = Deferred.await(runtime.drained).pipe(Effect.flatMap(() => Effect.fail(exitedError(runtime))))
-    // the task and its request at once: an interruption between them would leave a task nothing can end
-    const taskId = yield* deps.tasks.start(owner, {
-      kind: "human",
-      label: request.reason,
-      sessionId: id,
-      run: Effect.raceFirst(Deferred.await(done), ended),
-      output: () => "",
-      waitingForInput: () => false,
-      finalOutput: humanNoteText,
-      onEnd: Effect.sync(() => {
-        if (ref.taskId !== undefined) runtime.control.requests.delete(ref.taskId)
-        deps.changes.unsafeOffer(undefined)
-      })
-    }).pipe(
-      Effect.tap((taskId) =>
-        Effect.sync(() => {
-          ref.taskId = taskId
-          runtime.control.requests.set(taskId, { taskId, owner, reason: request.reason, at, done })
+    // The task, its request and their withdrawal in one uninterruptible step: only the wait (restored) can be
+    // interrupted, and an interruption there — or before the caller has its task id — withdraws the request,
+    // which would otherwise hold one of the owner's task places until some later hand-back.
+    return yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const taskId = yield* deps.tasks.start(owner, {
+          kind: "human",
+          label: request.reason,
+          sessionId: id,
+          run: Effect.raceFirst(Deferred.await(done), ended),
+          output: () => "",
+          waitingForInput: () => false,
+          finalOutput: humanNoteText,
+          onEnd: Effect.sync(() => {
+            if (ref.taskId !== undefined) runtime.control.requests.delete(ref.taskId)
+            deps.changes.unsafeOffer(undefined)
+          })
         })
-      ),
-      Effect.uninterruptible
+        ref.taskId = taskId
+        runtime.control.requests.set(taskId, { taskId, owner, reason: request.reason, at, done })
+        return yield* restore(Effect.gen(function*() {
+          runtime.watchers.recording?.marker(`request: ${request.reason}`)
+          yield* Lease.audit(deps, runtime, owner, "request", Audit.printable(request.reason))
+          deps.changes.unsafeOffer(undefined)
+          if (request.wait !== true) return { taskId, status: "pending" } satisfies HumanRequestResult
+          const view = yield* deps.tasks.output(owner, taskId, { wait: true, timeoutMs: request.timeoutMs }).pipe(
+            Effect.orDie
+          )
+          const status = view.status === "completed"
+            ? "handed-back"
+            : view.status === "running"
+            ? "pending"
+            : "withdrawn"
+          return {
+            taskId,
+            status,
+            ...(view.status === "completed" ? { human: view.result as HumanNote } : {})
+          } satisfies HumanRequestResult
+        })).pipe(Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, taskId))))
+      })
     )
-    // interrupted before the caller has its task id (or while it waits for the hand-back), the request is
-    // withdrawn: it would otherwise hold one of the owner's task places until some later hand-back
-    return yield* Effect.gen(function*() {
-      runtime.watchers.recording?.marker(`request: ${request.reason}`)
-      yield* Lease.audit(deps, runtime, owner, "request", Audit.printable(request.reason))
-      deps.changes.unsafeOffer(undefined)
-      if (request.wait !== true) return { taskId, status: "pending" } satisfies HumanRequestResult
-      const view = yield* deps.tasks.output(owner, taskId, { wait: true, timeoutMs: request.timeoutMs }).pipe(
-        Effect.orDie
-      )
-      const status = view.status === "completed" ? "handed-back" : view.status === "running" ? "pending" : "withdrawn"
-      return {
-        taskId,
-        status,
-        ...(view.status === "completed" ? { human: view.result as HumanNote } : {})
-      } satisfies HumanRequestResult
-    }).pipe(Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, taskId))))
   })
 
 const sendLabel = (request: SendRequest): string =>
