@@ -9,7 +9,6 @@ import { RemoteTerminal } from "@agent-terminal/daemon"
 import { NodeTerminal } from "@agent-terminal/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import * as childProcess from "node:child_process"
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
@@ -22,6 +21,7 @@ import { guard, owner, promise, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { allMet, compare, comparePaired, distribution } from "./Metric.js"
 import * as Stats from "./Stats.js"
+import { type Watched, watchedSend } from "./Watched.js"
 
 const group = "daemon"
 const MiB = 2 ** 20
@@ -110,12 +110,8 @@ const forkedClient = (module: string, args: ReadonlyArray<string>) =>
       }),
     /** The command in the client's own shell, watched there (`DaemonClient` only). */
     stream: (command: string) =>
-      Effect.async<{ readonly rate: number; readonly bytes: number; readonly dropped: number }>((resume) => {
-        forked.once(
-          "message",
-          (message: { readonly rate: number; readonly bytes: number; readonly dropped: number }) =>
-            resume(Effect.succeed(message))
-        )
+      Effect.async<Watched>((resume) => {
+        forked.once("message", (message: Watched) => resume(Effect.succeed(message)))
         forked.send({ stream: command })
       })
   })))
@@ -198,31 +194,7 @@ const sideBySide = (options: RunOptions) =>
       const [, localMs] = yield* timed(local.send(owner, shells.local, { text: LINES(options), timeoutMs: 600_000 }))
       ingest.push(bytes / MiB / (localMs / 1000))
       // and in-process with a watcher in this process: what a watch costs without the socket
-      watchedLocal.push(
-        yield* Effect.scoped(Effect.gen(function*() {
-          const localWatch = yield* local.watch!(owner, shells.local, { maxBufferedBytes: 256 * MiB })
-          let localBytes = 0
-          let localLast = 0
-          yield* localWatch.events.pipe(
-            Stream.runForEach((event) =>
-              Effect.sync(() => {
-                if (event._tag !== "Output") return
-                localBytes += event.data.length
-                localLast = performance.now()
-              })
-            ),
-            Effect.forkScoped
-          )
-          const localStarted = performance.now()
-          yield* local.send(owner, shells.local, { text: LINES(options), timeoutMs: 600_000 })
-          let localSeen = -1
-          while (localSeen !== localBytes) {
-            localSeen = localBytes
-            yield* Effect.sleep(150)
-          }
-          return localBytes / MiB / ((localLast - localStarted) / 1000)
-        }))
-      )
+      watchedLocal.push((yield* watchedSend(local, owner, shells.local, LINES(options))).rate)
       // and the same command through the daemon with nobody watching (only the bounded result comes back)
       const unwatched = Ids.SessionId.make((yield* remote.open(owner, { name: `ingest-${round}` })).sessionId)
       const [, sendMs] = yield* timed(remote.send(owner, unwatched, { text: LINES(options), timeoutMs: 600_000 }))
