@@ -78,20 +78,39 @@ export const printable = (text: string): string => {
 }
 
 /**
- * The audit in memory, bounded to the newest `maxEntries` (default 100 000).
+ * The audit in memory, bounded to the newest `maxEntries` (default 100 000): a ring, so recording costs
+ * the same once it is full (dropping the oldest entry from the front of an array moved all the others:
+ * ~0.25 ms per entry at 100 000, more than a whole send).
  *
  * @since 0.2.0
  */
 export const makeMemory = (maxEntries = 100_000): Audit["Type"] => {
-  const entries: Array<AuditEntry> = []
+  const capacity = Math.max(0, Math.floor(maxEntries))
+  const ring: Array<AuditEntry> = []
+  /** Where the next entry goes once the ring is full: the oldest entry's place. */
+  let oldest = 0
   return {
     record: (entry) =>
       Effect.sync(() => {
-        entries.push(entry)
-        if (entries.length > maxEntries) entries.splice(0, entries.length - maxEntries)
+        if (capacity === 0) return
+        if (ring.length < capacity) {
+          ring.push(entry)
+          return
+        }
+        ring[oldest] = entry
+        oldest = (oldest + 1) % capacity
       }),
     of: (sessionId, limit = 1000) =>
-      Effect.sync(() => entries.filter((entry) => entry.sessionId === sessionId).slice(-limit))
+      Effect.sync(() => {
+        const found: Array<AuditEntry> = []
+        const size = ring.length
+        // newest first, so only the last `limit` of the session's entries are visited
+        for (let back = 1; back <= size && found.length < limit; back++) {
+          const entry = ring[(oldest + size - back) % size]!
+          if (entry.sessionId === sessionId) found.push(entry)
+        }
+        return found.reverse()
+      })
   }
 }
 
