@@ -5,8 +5,7 @@
  */
 import { TerminalConfig } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
-import * as childProcess from "node:child_process"
-import { fileURLToPath } from "node:url"
+import * as Forked from "./Forked.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { guard, size } from "./Harness.js"
 import type { MemoryReport } from "./MemoryChild.js"
@@ -18,22 +17,7 @@ const group = "memory"
 const MiB = 2 ** 20
 
 const child = (mode: "ours" | "floor", mib: number) =>
-  Effect.async<MemoryReport, Error>((resume) => {
-    const script = fileURLToPath(new URL("./MemoryChild.js", import.meta.url))
-    const forked = childProcess.fork(script, [mode, String(mib)], {
-      execArgv: ["--expose-gc"],
-      stdio: ["ignore", "ignore", "inherit", "ipc"]
-    })
-    let report: MemoryReport | undefined
-    forked.on("message", (message) => (report = message as MemoryReport))
-    forked.on("exit", (code) =>
-      resume(
-        report !== undefined
-          ? Effect.succeed(report)
-          : Effect.fail(new Error(`memory child (${mode}) exited with ${code} without a report`))
-      ))
-    return Effect.sync(() => forked.kill("SIGKILL"))
-  })
+  Forked.report<MemoryReport>("./MemoryChild.js", [mode, String(mib)], ["--expose-gc"])
 
 const TARGET = "RSS growth after 200 MiB of output ≤ 3 × scrollbackMaxBytes + 50 MiB"
 
