@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import { Matcher } from "@agent-terminal/terminal"
 import * as Schema from "effect/Schema"
 
 /**
@@ -74,18 +73,11 @@ export {
   Path,
   Rows
 } from "./internal/bounds.js"
-import {
-  Argv,
-  bounds,
-  Columns,
-  integerBetween,
-  KeyNames,
-  LineCount,
-  Millis,
-  Name,
-  Path,
-  Rows
-} from "./internal/bounds.js"
+export { HumanNote, humanNoteText, HumanRequest, HumanRequestResult, reasonLength } from "./internal/human.js"
+export { Match, WaitFor } from "./internal/waitFor.js"
+import { Argv, Columns, KeyNames, LineCount, Millis, Name, Path, Rows } from "./internal/bounds.js"
+import { HumanNote } from "./internal/human.js"
+import { Match, WaitFor } from "./internal/waitFor.js"
 
 /**
  * Options of a new session.
@@ -160,64 +152,6 @@ export const OpenResult = Schema.Struct({
 export type OpenResult = typeof OpenResult.Type
 
 /**
- * What a send (or a look at a task) waits for besides readiness: exactly one of `text` (a literal text in the
- * output), `regex` (a JavaScript regular expression, with optional `flags` among `i`, `m`, `s`, `u`; refused
- * when it does not compile or nests a repetition in a repetition) or `screenStableMs` (no change on the
- * screen for that long: a full-screen program has drawn). The output looked at is what appeared since the
- * send began (for a task: since the previous look), the echo of the typed line left out.
- *
- * @since 0.3.0
- */
-export const WaitFor = Schema.Struct({
-  text: Schema.optional(Schema.String.pipe(
-    Schema.filter((text) => text.length >= 1 && text.length <= Matcher.MAX_PATTERN_CHARS, {
-      message: () => `must be a string of 1 to ${Matcher.MAX_PATTERN_CHARS} characters`,
-      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
-    })
-  )),
-  regex: Schema.optional(Schema.String.pipe(
-    Schema.filter((source) => Matcher.regexProblem(source) === undefined, {
-      message: (issue) => Matcher.regexProblem(String(issue.actual)) ?? "must be a regular expression",
-      jsonSchema: { minLength: 1, maxLength: Matcher.MAX_PATTERN_CHARS }
-    })
-  )),
-  flags: Schema.optional(Schema.String.pipe(
-    Schema.filter((flags) => /^[imsu]{0,4}$/.test(flags) && new Set(flags).size === flags.length, {
-      message: () => "must be some of the flags i, m, s, u (each at most once)",
-      jsonSchema: { pattern: "^[imsu]{0,4}$" }
-    })
-  )),
-  screenStableMs: Schema.optional(integerBetween(1, bounds.maxMillis, " number of milliseconds"))
-}).pipe(
-  Schema.filter((condition) => {
-    const given = (condition.text !== undefined ? 1 : 0) + (condition.regex !== undefined ? 1 : 0) +
-      (condition.screenStableMs !== undefined ? 1 : 0)
-    if (given !== 1) return "give exactly one of text, regex or screenStableMs"
-    if (condition.flags !== undefined && condition.regex === undefined) return "flags go with regex only"
-    if (condition.regex !== undefined && condition.flags !== undefined) {
-      return Matcher.regexProblem(condition.regex, condition.flags)
-    }
-    return undefined
-  }, { jsonSchema: {} })
-)
-/** @since 0.3.0 */
-export type WaitFor = typeof WaitFor.Type
-
-/**
- * What `waitFor` found: the matched text (empty for `screenStableMs`) and a regex's groups (`null` for one
- * that took no part), numbered from 1 in `groups`, by name in `named`.
- *
- * @since 0.3.0
- */
-export const Match = Schema.Struct({
-  text: Schema.String,
-  groups: Schema.optional(Schema.Array(Schema.NullOr(Schema.String))),
-  named: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }))
-})
-/** @since 0.3.0 */
-export type Match = typeof Match.Type
-
-/**
  * One input of a batch (`steps`): the input fields of a send with its own wait.
  *
  * @since 0.3.0
@@ -282,43 +216,6 @@ export const ScreenSnapshot = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type ScreenSnapshot = typeof ScreenSnapshot.Type
-
-/**
- * What a person did while they held the session's control lease (the live view), reported once, on the
- * agent's next send after the hand-back (`SendResult.human`): that result's output starts with
- * `humanNoteText` and what the terminal showed meanwhile.
- *
- * @since 0.2.0
- */
-export const HumanNote = Schema.Struct({
-  /** Who held the control (`person:<name>`). */
-  holder: Schema.String,
-  heldMs: Schema.Number,
-  /** Lines the person typed (Enter presses). */
-  linesTyped: Schema.Number,
-  bytesTyped: Schema.Number,
-  /** Of those, bytes typed while the terminal had echo off (a password): never shown, recorded or audited. */
-  echoOffBytes: Schema.Number,
-  /** How the lease ended: handed back, timed out without input, or taken away by a close. */
-  endedBy: Schema.Literal("hand-back", "idle-timeout", "closed")
-})
-/** @since 0.2.0 */
-export type HumanNote = typeof HumanNote.Type
-
-/**
- * The note the model reads first after a person held the control: `[human: in control for 42 s, 3 lines typed]`.
- *
- * @since 0.2.0
- */
-export const humanNoteText = (note: HumanNote): string => {
-  const facts = [
-    `in control for ${Math.round(note.heldMs / 1000)} s`,
-    `${note.linesTyped} line${note.linesTyped === 1 ? "" : "s"} typed`
-  ]
-  if (note.echoOffBytes > 0) facts.push(`${note.echoOffBytes} bytes with echo off (not shown)`)
-  if (note.endedBy === "idle-timeout") facts.push("the lease timed out")
-  return `[human: ${facts.join(", ")}]`
-}
 
 /**
  * What one step of a batch saw: its output (within its share of `maxResultBytes`) and how its wait ended.
@@ -438,43 +335,3 @@ export type ResizeRequest = typeof ResizeRequest.Type
 export const ResizeResult = Schema.Struct({ cols: Schema.Number, rows: Schema.Number })
 /** @since 0.2.0 */
 export type ResizeResult = typeof ResizeResult.Type
-
-/**
- * The bound of a request for a person's `reason`, in characters.
- *
- * @since 0.2.0
- */
-export const reasonLength = 1024
-
-/**
- * An agent's request for a person (shown in the live view): why, and whether to wait for the hand-back.
- *
- * @since 0.2.0
- */
-export const HumanRequest = Schema.Struct({
-  reason: Schema.String.pipe(
-    Schema.filter((reason) => reason.length >= 1 && reason.length <= reasonLength, {
-      message: () => `must be a string of 1 to ${reasonLength} characters`,
-      jsonSchema: { minLength: 1, maxLength: reasonLength }
-    })
-  ),
-  /** Block until a person took the control and handed it back, or `timeoutMs` passed. */
-  wait: Schema.optional(Schema.Boolean),
-  timeoutMs: Schema.optional(Millis)
-})
-/** @since 0.2.0 */
-export type HumanRequest = typeof HumanRequest.Type
-
-/**
- * A request for a person: its task (`task_output` with `wait: true` blocks until the hand-back), whether a
- * person has answered it, and what they did.
- *
- * @since 0.2.0
- */
-export const HumanRequestResult = Schema.Struct({
-  taskId: Schema.String,
-  status: Schema.Literal("pending", "handed-back", "withdrawn"),
-  human: Schema.optional(HumanNote)
-})
-/** @since 0.2.0 */
-export type HumanRequestResult = typeof HumanRequestResult.Type
