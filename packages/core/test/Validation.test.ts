@@ -93,4 +93,30 @@ describe("the service checks its requests at its entry (Effect callers get Inval
       expect(yield* service.send(owner, id, { text: "true" })).toMatchObject({ waitReason: "prompt", exitCode: 0 })
       expect((yield* service.list(owner)).map((session) => session.name)).toEqual(["kept"])
     }).pipe(Effect.provide(ScriptedShell.layerService({ config: { maxInputBytes: 1024 } }))))
+
+  it("a send of one text skips its decode (PtyService.checked): the schema takes every such request as it is", () => {
+    // The fast path is sound only while SendRequest's text is a plain optional string with no rule across
+    // fields: a filter added there must fail here.
+    const decode = Schema.decodeUnknownEither(Session.SendRequest, { onExcessProperty: "error" })
+    for (const text of ["", "true", huge, "\u0000\u001b[31m\r\n", "é🙂\ud800", "x".repeat(70_000)]) {
+      expect(decode({ text })).toEqual(Either.right({ text }))
+    }
+  })
+
+  it.scopedLive("a text-only send is still refused when it is not one: a non-string, a second field, a class", () =>
+    Effect.gen(function*() {
+      const service = yield* PtyService.PtyService
+      const opened = yield* service.open(owner, { name: "fast" })
+      const id = SessionId.make(opened.sessionId)
+      const field = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+        Effect.map(Effect.flip(effect), (error) => (error as unknown as InvalidInput).field ?? error._tag)
+      expect(yield* field(service.send(owner, id, { text: 5 } as any))).toBe("text")
+      expect(yield* field(service.send(owner, id, { text: "true", bogus: 1 } as any))).toBe("bogus")
+      expect(yield* field(service.send(owner, id, { text: "x".repeat(2048) }))).toBe("text")
+      class Odd {
+        text = "true"
+      }
+      expect(yield* service.send(owner, id, new Odd() as any)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+      expect(yield* service.send(owner, id, { text: "true" })).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    }).pipe(Effect.provide(ScriptedShell.layerService({ config: { maxInputBytes: 1024 } }))))
 })

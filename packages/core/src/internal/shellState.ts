@@ -11,6 +11,7 @@ export interface SeenMarker {
 }
 
 const KEEP = 64
+const none: ReadonlyArray<SeenMarker> = []
 
 /**
  * What the shell integration has reported so far: the recent markers in order and the shell's state
@@ -28,16 +29,24 @@ export class ShellState {
   record(marker: ShellMarkers.ShellMarker, at: Position): void {
     this.#seq++
     this.#recent.push({ kind: marker.kind, exitCode: marker.exitCode, at, seq: this.#seq })
-    if (this.#recent.length > KEEP) this.#recent.splice(0, this.#recent.length - KEEP)
+    // trimmed back to KEEP once it holds twice as many: one move per KEEP markers, not one per marker
+    if (this.#recent.length >= 2 * KEEP) this.#recent.splice(0, this.#recent.length - KEEP)
     if (marker.kind === "B") this.state = "prompt"
     else if (marker.kind === "C") this.state = "running"
     else if (marker.kind === "P") this.state = "continuation"
   }
 
-  /** Markers recorded after sequence number `seq`, oldest first. */
+  /**
+   * Markers recorded after sequence number `seq`, oldest first (at most the newest KEEP: those older than
+   * the newest KEEP may have been dropped). Found from the newest back: a send asks for the few since its
+   * write.
+   */
   since(seq: number): ReadonlyArray<SeenMarker> {
-    const index = this.#recent.findIndex((marker) => marker.seq > seq)
-    return index < 0 ? [] : this.#recent.slice(index)
+    const recent = this.#recent
+    const first = Math.max(0, recent.length - KEEP)
+    let index = recent.length
+    while (index > first && recent[index - 1]!.seq > seq) index--
+    return index === recent.length ? none : recent.slice(index)
   }
 }
 
