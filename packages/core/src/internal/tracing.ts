@@ -20,6 +20,9 @@ export const tracedWhenSeen = <Args extends ReadonlyArray<unknown>, A, E, R>(
   operation: (...args: Args) => Effect.Effect<A, E, R>
 ) =>
 (...args: Args): Effect.Effect<A, E, R> =>
-  Effect.tracerWith((tracer) =>
-    tracer === builtInTracer ? operation(...args) : Effect.withSpan(operation(...args), name, spanOptions)
+  // the fiber's tracer read directly: `Effect.tracerWith` costs two runtime operations and their closures
+  Effect.withFiberRuntime<A, E, R>((fiber) =>
+    fiber.currentTracer === builtInTracer
+      ? operation(...args)
+      : Effect.withSpan(operation(...args), name, spanOptions)
   )
