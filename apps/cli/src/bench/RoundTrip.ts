@@ -134,7 +134,7 @@ const pexpectRows = (options: RunOptions) =>
 const inMemory = (options: RunOptions) =>
   Effect.gen(function*() {
     const warmup = size(options, 5000, 1000)
-    const blocks = 5
+    const blocks = 9
     const perBlock = size(options, 2000, 400)
     const { cpuPerSend } = yield* Forked.report<InMemoryReport>(
       "./InMemoryChild.js",
