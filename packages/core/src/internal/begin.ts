@@ -27,47 +27,69 @@ export const begin = (
   interruptible: Restore = identity,
   cancel?: CancelSignal
 ) =>
-  Effect.gen(function*() {
-    const { config, inspector, timers } = deps
+  // Combinators rather than a generator: this runs once per send (a generator and its yields cost more here
+  // than the rest of the function's work).
+  Effect.suspend(() => {
     const kind = Input.classify(runtime.type, runtime.shell, input)
     // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
     // the group's read counters from just before the write.
-    const probe = () => inspector.probe(runtime.terminal)
-    const before = inspector.exact && kind._tag !== "Line"
-      ? yield* interruptible(cancel === undefined ? probe() : Effect.raceFirst(probe(), cancelled(cancel)))
-      : undefined
-    // A cancel that won before the write: nothing is written, the send ends interrupted.
-    if (cancel?.cancelled === true) return yield* Effect.interrupt
-    const start = runtime.emulator.cursor()
-    const capture = runtime.emulator.capture(start, config.maxResultBytes)
-    const output = openWatch(runtime, start, kind, request)
-    const baseline = runtime.shell.seq
-    const bytesAtWrite = runtime.activity.bytes
-    const started = timers.now()
-    yield* runtime.process.write(input).pipe(Effect.onError(() =>
+    if (!deps.inspector.exact || kind._tag === "Line") {
+      return write(deps, runtime, request, input, timeoutMs, kind, undefined, cancel)
+    }
+    const probe = deps.inspector.probe(runtime.terminal)
+    return Effect.flatMap(
+      interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel))),
+      (before) => write(deps, runtime, request, input, timeoutMs, kind, before, cancel)
+    )
+  })
+
+const write = (
+  deps: Deps,
+  runtime: SessionRuntime,
+  request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor" | "idleMs">,
+  input: string,
+  timeoutMs: number,
+  kind: Input.InputKind,
+  before: Watch["before"],
+  cancel: CancelSignal | undefined
+) => {
+  // A cancel that won before the write: nothing is written, the send ends interrupted.
+  if (cancel?.cancelled === true) return Effect.interrupt
+  const { config, inspector, timers } = deps
+  const start = runtime.emulator.cursor()
+  const capture = runtime.emulator.capture(start, config.maxResultBytes)
+  const output = openWatch(runtime, start, kind, request)
+  const baseline = runtime.shell.seq
+  const bytesAtWrite = runtime.activity.bytes
+  const started = timers.now()
+  return Effect.map(
+    runtime.process.write(input).pipe(Effect.onError(() =>
       Effect.sync(() => {
         runtime.emulator.finish(capture)
         if (output !== undefined) runtime.emulator.unwatch(output)
       })
-    ))
-    const watch: Watch = {
-      session: runtime,
-      inspector,
-      config,
-      timers,
-      promptText: runtime.dialect?.promptText ?? "",
-      kind,
-      baseline,
-      writtenAt: timers.now(),
-      timeoutMs,
-      idleMs: request.idleMs,
-      before,
-      written: Utf8.byteLength(input),
-      bytesAtWrite,
-      capture,
-      waitFor: request.waitFor,
-      output,
-      cancel
+    )),
+    () => {
+      const watch: Watch = {
+        session: runtime,
+        inspector,
+        config,
+        timers,
+        promptText: runtime.dialect?.promptText ?? "",
+        kind,
+        baseline,
+        writtenAt: timers.now(),
+        timeoutMs,
+        idleMs: request.idleMs,
+        before,
+        written: Utf8.byteLength(input),
+        bytesAtWrite,
+        capture,
+        waitFor: request.waitFor,
+        output,
+        cancel
+      }
+      return { watch, capture, baseline, started }
     }
-    return { watch, capture, baseline, started }
-  })
+  )
+}

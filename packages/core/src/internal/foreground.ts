@@ -6,7 +6,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type { SendRequest } from "../Session.js"
+import type { SendRequest, SendResult } from "../Session.js"
 import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
@@ -69,54 +69,54 @@ export const runSend = (
   send: ActiveSend,
   restore: Restore
 ) =>
-  Effect.gen(function*() {
-    const { baseline, capture, started, watch } = yield* begin(
-      deps,
-      runtime,
-      request,
-      input,
-      request.timeoutMs ?? deps.config.timeoutMs,
-      restore,
-      send.cancel
-    )
-    send.progress.written = true
-    // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
-    const unwatch = () => {
-      if (watch.output !== undefined) runtime.emulator.unwatch(watch.output)
-    }
-    const stop = Effect.suspend(() => {
-      runtime.emulator.finish(capture)
-      unwatch()
-      return interruptForeground(runtime, deps.inspector)
-    }).pipe(
-      Effect.tap((interrupted) =>
-        Effect.sync(() => {
-          send.progress.interrupted = interrupted
+  // Combinators rather than a generator, as in `begin`: this runs once per send.
+  Effect.flatMap(
+    begin(deps, runtime, request, input, request.timeoutMs ?? deps.config.timeoutMs, restore, send.cancel),
+    ({ baseline, capture, started, watch }) => {
+      send.progress.written = true
+      const unwatch = () => {
+        if (watch.output !== undefined) runtime.emulator.unwatch(watch.output)
+      }
+      // Built only when needed: building the interruption (its span) costs more than a quick send's wait.
+      const stop = () =>
+        Effect.suspend(() => {
+          runtime.emulator.finish(capture)
+          unwatch()
+          return interruptForeground(runtime, deps.inspector)
+        }).pipe(
+          Effect.tap((interrupted) =>
+            Effect.sync(() => {
+              send.progress.interrupted = interrupted
+            })
+          )
+        )
+      const waiting = restore(
+        Effect.flatMap(settle(watch), (first): Effect.Effect<Outcome | undefined> => {
+          if (first._tag === "Cancelled") return Effect.succeed(undefined)
+          return first._tag === "Continuation" && watch.kind._tag === "Unit"
+            ? abandonLine(deps, runtime, watch)
+            : Effect.succeed(first)
         })
       )
-    )
-    const waited = yield* Effect.exit(restore(
-      Effect.flatMap(settle(watch), (first): Effect.Effect<Outcome | undefined> => {
-        if (first._tag === "Cancelled") return Effect.succeed(undefined)
-        return first._tag === "Continuation" && watch.kind._tag === "Unit"
-          ? abandonLine(deps, runtime, watch)
-          : Effect.succeed(first)
+      return Effect.flatMap(Effect.exit(waiting), (waited): Effect.Effect<SendResult> => {
+        if (Exit.isFailure(waited)) {
+          // interrupted while it waited (a caller's timeout, a disconnect): the program gets its SIGINT first
+          const before: Effect.Effect<unknown> = Cause.isInterruptedOnly(waited.cause)
+            ? stop()
+            : Effect.sync(() => runtime.emulator.finish(capture))
+          return Effect.flatMap(before, () => {
+            unwatch()
+            return Effect.failCause(waited.cause)
+          })
+        }
+        const outcome = waited.value
+        unwatch()
+        if (outcome === undefined) return stop().pipe(Effect.zipRight(Effect.interrupt))
+        const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
+        const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
+        return Effect.succeed(
+          resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
+        )
       })
-    ))
-    if (Exit.isFailure(waited)) {
-      // interrupted while it waited (a caller's timeout, a disconnect): the program gets its SIGINT first
-      if (Cause.isInterruptedOnly(waited.cause)) yield* stop
-      else runtime.emulator.finish(capture)
-      unwatch()
-      return yield* Effect.failCause(waited.cause)
     }
-    const outcome = waited.value
-    unwatch()
-    if (outcome === undefined) {
-      yield* stop
-      return yield* Effect.interrupt
-    }
-    const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
-    const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
-    return resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
-  })
+  )

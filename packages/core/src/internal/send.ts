@@ -6,6 +6,7 @@
 import { Capture } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { HumanInControl, InvalidInput, LimitReached, SendActive, SessionExited } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { SendRequest, SendResult, WaitReason } from "../Session.js"
 import { startBackground } from "./background.js"
@@ -59,32 +60,39 @@ const firstReturn = (
     }
   })
 
-/** A send, untraced (`tracing.ts` adds the span when someone would see it). */
-export const send = (deps: Deps) =>
-  Effect.fnUntraced(function*(owner: OwnerId, id: SessionId, request: SendRequest) {
-    const runtime = yield* lookup(deps, owner, id)
-    if (runtime.exit !== undefined) {
-      return yield* exitedError(runtime)
-    }
+/**
+ * A send, untraced (`tracing.ts` adds the span when someone would see it). Combinators rather than a
+ * generator: this runs once per send.
+ */
+export const send = (deps: Deps) => (owner: OwnerId, id: SessionId, request: SendRequest) =>
+  Effect.flatMap(lookup(deps, owner, id), (runtime): Effect.Effect<
+    SendResult,
+    SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl
+  > => {
+    if (runtime.exit !== undefined) return Effect.fail(exitedError(runtime))
     const humanInControl = runtime.control.refusal(id)
-    if (humanInControl !== undefined) return yield* humanInControl
+    if (humanInControl !== undefined) return Effect.fail(humanInControl)
     if (request.steps !== undefined) {
       const refused = checkSteps(request, request.steps, runtime)
-      if (refused !== undefined) return yield* refused
-      return yield* runSteps(deps, runtime, request, request.steps)
+      if (refused !== undefined) return Effect.fail(refused)
+      return runSteps(deps, runtime, request, request.steps)
     }
     const shellReading = runtime.type === "shell" && runtime.shell.state !== "running"
     const input = Input.encode(request, runtime.emulator.modes, shellReading)
-    if (Either.isLeft(input)) return yield* input.left
+    if (Either.isLeft(input)) return Effect.fail(input.left)
     if (request.background === true) {
-      const started = yield* startBackground(deps, owner, runtime, request, input.right)
-      if (request.waitFor === undefined) return started
-      // a caller that gives up on the first return never got the task's id: the task goes with it
-      return yield* firstReturn(deps, owner, runtime, request, started).pipe(
-        Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, started.taskId!)))
+      return Effect.flatMap(
+        startBackground(deps, owner, runtime, request, input.right),
+        (started) =>
+          request.waitFor === undefined
+            ? Effect.succeed(started)
+            // a caller that gives up on the first return never got the task's id: the task goes with it
+            : firstReturn(deps, owner, runtime, request, started).pipe(
+              Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, started.taskId!)))
+            )
       )
     }
-    return yield* exclusive(
+    return exclusive(
       runtime.id,
       runtime.slot,
       (active, restore) => runSend(deps, runtime, request, input.right, active, restore)
