@@ -151,11 +151,13 @@ const inMemory = (options: RunOptions) =>
       compared: [],
       target: {
         text: `≤ ${IN_MEMORY_MAX_US} µs CPU per send (issue 19)`,
-        met: allMet([stats.value === null ? null : stats.value <= IN_MEMORY_MAX_US])
+        // a steady state: --quick's warm-up does not reach it
+        met: options.quick ? null : allMet([stats.value === null ? null : stats.value <= IN_MEMORY_MAX_US])
       },
       notes: [
         `PtyService over ScriptedShell (no kernel, no shell) in a fresh process: its CPU per send (user + system, all threads), median of ${blocks} blocks of ${perBlock} after ${warmup} warm-up sends`,
-        `the blocks in order: ${cpuPerSend.map((us) => us.toFixed(1)).join(", ")}`
+        `the blocks in order: ${cpuPerSend.map((us) => us.toFixed(1)).join(", ")}`,
+        ...(options.quick ? [`--quick warms up ${warmup} sends, not 5000: the target is not judged`] : [])
       ]
     }] satisfies Array<Metric>
   })
