@@ -188,5 +188,14 @@ describe.runIf(built)("owners of the daemon's terminals (43)", () => {
     const unreadable = await run(home.dir)
     expect(unreadable.code).toBe(1)
     expect(unreadable.stderr).toContain(`${home.dir} cannot be read (EISDIR)`)
+    // the attack: a device that never ends its read, and a file far larger than any secret, are refused at once
+    const endless = await run("/dev/zero")
+    expect(endless.code).toBe(1)
+    expect(endless.stderr).toContain("/dev/zero holds more than 4096 bytes")
+    const huge = `${home.dir}/huge.secret`
+    fs.writeFileSync(huge, "s".repeat(1024 * 1024))
+    const tooLarge = await run(huge)
+    expect(tooLarge.code).toBe(1)
+    expect(tooLarge.stderr).toContain(`${huge} holds more than 4096 bytes`)
   })
 })

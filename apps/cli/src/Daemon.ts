@@ -124,29 +124,41 @@ export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfi
     }
   })
 
+/** The most a secret file may hold (a secret is at most 1024 characters: `Protocol.OwnerCredential`). */
+const MAX_SECRET_FILE_BYTES = 4096
+
 /**
  * The secret in `file`: none when there is no such file (a first use: the daemon issues one); a file that is
- * there and cannot be read, or holds nothing, is an error — connecting without its secret would register
- * the name anew or be refused, and say nothing of the file.
+ * there and cannot be read, holds nothing, or holds more than a secret can be, is an error — connecting
+ * without its secret would register the name anew or be refused, and say nothing of the file. The read is
+ * bounded and does not wait: a device like `/dev/zero` is refused after 4 KiB, a FIFO without a writer is
+ * not waited for.
  */
 const readSecret = (file: string): Effect.Effect<string | undefined, Errors.InvalidConfig> =>
   Effect.suspend(() => {
+    const refused = (reason: string) => Effect.fail(new Errors.InvalidConfig({ field: "ownerSecretFile", reason }))
     let secret: string
     try {
-      secret = fs.readFileSync(file, "utf8").trim()
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+      try {
+        const buffer = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1)
+        let length = 0
+        for (let n = -1; n !== 0 && length < buffer.length; length += n) {
+          n = fs.readSync(fd, buffer, length, buffer.length - length, null)
+        }
+        if (length > MAX_SECRET_FILE_BYTES) {
+          return refused(`${file} holds more than ${MAX_SECRET_FILE_BYTES} bytes: it is not a secret`)
+        }
+        secret = buffer.toString("utf8", 0, length).trim()
+      } finally {
+        fs.closeSync(fd)
+      }
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === "ENOENT") return Effect.succeed(undefined)
-      return Effect.fail(
-        new Errors.InvalidConfig({
-          field: "ownerSecretFile",
-          reason: `${file} cannot be read (${code ?? String(error)})`
-        })
-      )
+      return refused(`${file} cannot be read (${code ?? String(error)})`)
     }
-    return secret === ""
-      ? Effect.fail(new Errors.InvalidConfig({ field: "ownerSecretFile", reason: `${file} is empty` }))
-      : Effect.succeed(secret)
+    return secret === "" ? refused(`${file} is empty`) : Effect.succeed(secret)
   })
 
 /**
