@@ -133,8 +133,8 @@ export const requestHuman = (deps: Deps) =>
     const ref: { taskId: string | undefined } = { taskId: undefined }
     const ended = Deferred.await(runtime.drained).pipe(Effect.flatMap(() => Effect.fail(exitedError(runtime))))
     // The task, its request and their withdrawal in one uninterruptible step: only the wait (restored) can be
-    // interrupted, and an interruption there — or before the caller has its task id — withdraws the request,
-    // which would otherwise hold one of the owner's task places until some later hand-back.
+    // interrupted, and an interruption there — or any failure before the caller has its task id — withdraws
+    // the request, which would otherwise hold one of the owner's task places until some later hand-back.
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const taskId = yield* deps.tasks.start(owner, {
@@ -170,7 +170,7 @@ export const requestHuman = (deps: Deps) =>
             status,
             ...(view.status === "completed" ? { human: view.result as HumanNote } : {})
           } satisfies HumanRequestResult
-        })).pipe(Effect.onInterrupt(() => Effect.ignore(deps.tasks.remove(owner, taskId))))
+        })).pipe(Effect.onError(() => Effect.ignore(deps.tasks.remove(owner, taskId))))
       })
     )
   })
