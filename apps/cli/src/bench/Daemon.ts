@@ -16,6 +16,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Forked from "./Forked.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { guard, owner, promise, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
@@ -92,29 +93,25 @@ const pty = (context: Layer.Layer<PtyService.PtyService, unknown>) =>
 const forkedClient = (module: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.async<childProcess.ChildProcess, Error>((resume) => {
-      const forked = childProcess.fork(fileURLToPath(new URL(module, import.meta.url)), args, {
-        stdio: ["ignore", "ignore", "inherit", "ipc"]
-      })
+      const forked = Forked.fork(module, args)
       forked.once("message", () => resume(Effect.succeed(forked)))
       forked.once("exit", (code) => resume(Effect.fail(new Error(`the bench's ${module} exited with ${code}`))))
     }),
     (forked) => Effect.sync(() => forked.kill("SIGTERM"))
-  ).pipe(Effect.map((forked) => ({
-    block: (n: number) =>
-      Effect.async<ReadonlyArray<number>>((resume) => {
-        forked.once(
-          "message",
-          (message: { readonly samples: ReadonlyArray<number> }) => resume(Effect.succeed(message.samples))
-        )
-        forked.send({ n })
-      }),
-    /** The command in the client's own shell, watched there (`DaemonClient` only). */
-    stream: (command: string) =>
-      Effect.async<Watched>((resume) => {
-        forked.once("message", (message: Watched) => resume(Effect.succeed(message)))
-        forked.send({ stream: command })
+  ).pipe(Effect.map((forked) => {
+    /** One request to the client and its reply. */
+    const ask = <A>(message: object) =>
+      Effect.async<A>((resume) => {
+        forked.once("message", (reply: A) => resume(Effect.succeed(reply)))
+        forked.send(message)
       })
-  })))
+    return {
+      block: (n: number) =>
+        Effect.map(ask<{ readonly samples: ReadonlyArray<number> }>({ n }), (reply) => reply.samples),
+      /** The command in the client's own shell, watched there (`DaemonClient` only). */
+      stream: (command: string) => ask<Watched>({ stream: command })
+    }
+  }))
 
 /** A `DaemonClient` on the daemon's socket: `true` round trips through the remote layer. */
 const roundTripClient = (socket: string) => forkedClient("./DaemonClient.js", [socket])

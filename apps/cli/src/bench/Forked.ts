@@ -8,18 +8,25 @@ import * as Effect from "effect/Effect"
 import * as childProcess from "node:child_process"
 import { fileURLToPath } from "node:url"
 
-/** The report of `module` (e.g. `"./MemoryChild.js"`) run with `args`; it fails if none came before the exit. */
+/** `module`, a bench script beside this one (e.g. `"./MemoryChild.js"`), in a forked node with an IPC channel. */
+export const fork = (
+  module: string,
+  args: ReadonlyArray<string>,
+  execArgv: ReadonlyArray<string> = []
+): childProcess.ChildProcess =>
+  childProcess.fork(fileURLToPath(new URL(module, import.meta.url)), [...args], {
+    execArgv: [...execArgv],
+    stdio: ["ignore", "ignore", "inherit", "ipc"]
+  })
+
+/** The report of `module` run with `args`; it fails if none came before the exit. */
 export const report = <A>(
   module: string,
   args: ReadonlyArray<string>,
   execArgv: ReadonlyArray<string> = []
 ): Effect.Effect<A, Error> =>
   Effect.async<A, Error>((resume) => {
-    const script = fileURLToPath(new URL(module, import.meta.url))
-    const forked = childProcess.fork(script, [...args], {
-      execArgv: [...execArgv],
-      stdio: ["ignore", "ignore", "inherit", "ipc"]
-    })
+    const forked = fork(module, args, execArgv)
     let received: { readonly value: A } | undefined
     forked.on("message", (message) => (received = { value: message as A }))
     forked.on("exit", (code) =>

@@ -85,6 +85,18 @@ interface Series {
 
 const series = (): Series => ({ samples: [], cpuMs: 0, calls: 0 })
 
+/** An empty series for each row of the group. */
+const seriesOfEachRow = () => ({
+  sdk: series(),
+  sdkHttp: series(),
+  sdkPty: series(),
+  list: series(),
+  inProcess: series(),
+  stdioTrue: series(),
+  httpTrue: series(),
+  fetchTrue: series()
+})
+
 /** `n` calls of a tool, timed one by one; the server's CPU over them added to `into` (when measured). */
 const calls = (
   connection: Connection,
@@ -143,16 +155,7 @@ const measure = (options: RunOptions) =>
       // calls after each start are kept, as the cold rows' notes.
       const warmup = size(options, 3000, 500)
       const coldCalls = Math.min(500, warmup)
-      const cold = {
-        sdk: series(),
-        sdkHttp: series(),
-        sdkPty: series(),
-        list: series(),
-        inProcess: series(),
-        stdioTrue: series(),
-        httpTrue: series(),
-        fetchTrue: series()
-      }
+      const cold = seriesOfEachRow()
       const warm = (
         connection: Connection,
         name: string,
@@ -176,16 +179,7 @@ const measure = (options: RunOptions) =>
       }
       options.progress(`mcp: every server warmed up with ${warmup} calls`)
 
-      const rows = {
-        sdk: series(),
-        sdkHttp: series(),
-        sdkPty: series(),
-        list: series(),
-        inProcess: series(),
-        stdioTrue: series(),
-        httpTrue: series(),
-        fetchTrue: series()
-      }
+      const rows = seriesOfEachRow()
       for (let block = 0; block < blocks; block++) {
         yield* calls(sdk, "noop", {}, n / blocks, rows.sdk)
         yield* calls(sdkHttp, "noop", {}, n / blocks, rows.sdkHttp)
