@@ -1,18 +1,20 @@
 /**
- * Waiting for what matters in a stream of output: a literal text or a JavaScript regular expression,
- * looked for incrementally. Text that is final (it scrolled off the screen, or a line a pipe ended) is
- * appended once and scanned once; the live part (the rows still on the screen, a line still being written)
- * is scanned again on each check. Every scan is bounded: a regex never runs over more than `WINDOW_CHARS`
- * characters at a time — the text new since the previous scan and up to `OVERLAP_CHARS` before it — so a
- * flood of output costs linear time, and a match longer than `OVERLAP_CHARS` may be missed when it spans
- * two scans.
+ * Waiting for what matters in a stream of output: a literal text or a regular expression (JavaScript's
+ * syntax, run by a linear-time RE2 engine: `internal/regex.ts`), looked for incrementally. Text that is
+ * final (it scrolled off the screen, or a line a pipe ended) is appended once and scanned once; the live
+ * part (the rows still on the screen, a line still being written) is scanned again on each check. Every
+ * scan is bounded: a search never runs over more than `WINDOW_CHARS` characters at a time (fewer for a
+ * regex whose compiled program is large: `windowOf`) — the text new since the previous scan and up to
+ * `OVERLAP_CHARS` before it — so a flood of output costs linear time, and a match longer than
+ * `OVERLAP_CHARS` may be missed when it spans two scans.
  *
- * Catastrophic backtracking is guarded against as far as JavaScript allows (its engine has no time limit):
- * patterns are at most `MAX_PATTERN_CHARS` long, a repetition nested in a repetition (`(a+)+`, `(\w*)*`,
- * `(?:x+){2,}`) is refused (`regexProblem`), and the text a regex runs over is bounded as above.
+ * No pattern can backtrack: the engine is RE2's (no backreferences, no lookaround: refused by name), its
+ * compiled program is bounded (`regexProblem`), and the text one run sees is bounded as above, so one run
+ * takes at most `STEPS_PER_RUN` steps of the engine — `(a|a)+$`, `(a+){20}$` and `a*a*a*$` included.
  *
  * @since 0.3.0
  */
+import * as Regex from "./internal/regex.js"
 
 /**
  * The most characters one regular-expression run sees: the new text and the overlap before it.
@@ -42,7 +44,7 @@ export const MAX_PATTERN_CHARS = 1024
  */
 export type Pattern =
   | { readonly _tag: "Text"; readonly text: string }
-  | { readonly _tag: "Regex"; readonly regex: RegExp }
+  | { readonly _tag: "Regex"; readonly regex: Regex.Regex }
 
 /**
  * What was found: the matched text, and a regex's groups (`undefined` for a group that did not take part).
@@ -65,25 +67,11 @@ export interface Match {
  */
 export const ALLOWED_FLAGS = "imsu"
 
-/** What follows a repeated item: `*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`; unbounded when it can repeat without end. */
-const quantifierAt = (source: string, at: number): { readonly length: number; readonly unbounded: boolean } => {
-  const char = source[at]
-  if (char === "*" || char === "+") return { length: 1 + (source[at + 1] === "?" ? 1 : 0), unbounded: true }
-  if (char === "?") return { length: 1 + (source[at + 1] === "?" ? 1 : 0), unbounded: false }
-  if (char === "{") {
-    const braces = /^\{(\d+)(,(\d*))?\}\??/.exec(source.slice(at))
-    if (braces !== null) {
-      const upper = braces[2] === undefined ? Number(braces[1]) : braces[3] === "" ? Infinity : Number(braces[3])
-      return { length: braces[0].length, unbounded: upper > 1 && !Number.isFinite(upper) }
-    }
-  }
-  return { length: 0, unbounded: false }
-}
-
 /**
- * Why a regular expression is refused, or `undefined` when it is accepted: it does not compile, its flags
- * are not among `ALLOWED_FLAGS`, it is longer than `MAX_PATTERN_CHARS`, or it nests a repetition inside a
- * repetition (the shape whose backtracking can take exponential time). The reason never repeats the pattern.
+ * Why a regular expression is refused, or `undefined` when it is accepted: its flags are not among
+ * `ALLOWED_FLAGS`, it is longer than `MAX_PATTERN_CHARS`, it uses what the linear-time engine cannot do
+ * (a backreference, a lookahead or lookbehind: named in the reason), it does not compile, or its compiled
+ * program is larger than the engine's bound. The reason never repeats the pattern.
  *
  * @since 0.3.0
  */
@@ -93,60 +81,8 @@ export const regexProblem = (source: string, flags = ""): string | undefined => 
   for (const flag of flags) {
     if (!ALLOWED_FLAGS.includes(flag)) return `flags may only be ${ALLOWED_FLAGS.split("").join(", ")}`
   }
-  try {
-    new RegExp(source, flags)
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    // V8's message quotes the pattern ("Invalid regular expression: /…/: Unterminated group"): keep the why
-    const why = message.slice(message.lastIndexOf(": ") + 2)
-    return `is not a valid JavaScript regular expression (${why.slice(0, 80)})`
-  }
-  // Each open group: whether something inside it repeats without bound.
-  const groups: Array<{ repeats: boolean }> = [{ repeats: false }]
-  let inClass = false
-  for (let at = 0; at < source.length; at++) {
-    const char = source[at]!
-    if (char === "\\") {
-      at++
-      const next = quantifierAt(source, at + 1)
-      if (next.unbounded) groups[groups.length - 1]!.repeats = true
-      at += next.length
-      continue
-    }
-    if (inClass) {
-      if (char === "]") {
-        inClass = false
-        const next = quantifierAt(source, at + 1)
-        if (next.unbounded) groups[groups.length - 1]!.repeats = true
-        at += next.length
-      }
-      continue
-    }
-    if (char === "[") {
-      inClass = true
-      continue
-    }
-    if (char === "(") {
-      groups.push({ repeats: false })
-      continue
-    }
-    if (char === ")") {
-      const closed = groups.pop() ?? { repeats: false }
-      if (groups.length === 0) groups.push({ repeats: false })
-      const next = quantifierAt(source, at + 1)
-      if (next.unbounded && closed.repeats) {
-        return "repeats a group that itself repeats without bound (like (a+)+): such a pattern can take " +
-          "exponential time; write the inner part without the repetition, or match less"
-      }
-      if (next.unbounded || closed.repeats) groups[groups.length - 1]!.repeats = true
-      at += next.length
-      continue
-    }
-    const next = quantifierAt(source, at + 1)
-    if (next.unbounded) groups[groups.length - 1]!.repeats = true
-    at += next.length
-  }
-  return undefined
+  const compiled = Regex.compileCached(source, flags)
+  return typeof compiled === "string" ? compiled : undefined
 }
 
 /**
@@ -157,17 +93,20 @@ export const regexProblem = (source: string, flags = ""): string | undefined => 
  */
 export const pattern = (
   condition: { readonly text: string } | { readonly regex: string; readonly flags?: string | undefined }
-): Pattern =>
-  "text" in condition
-    ? { _tag: "Text", text: condition.text }
-    : { _tag: "Regex", regex: new RegExp(condition.regex, condition.flags ?? "") }
+): Pattern => {
+  if ("text" in condition) return { _tag: "Text", text: condition.text }
+  const compiled = Regex.compileCached(condition.regex, condition.flags ?? "")
+  if (typeof compiled === "string") throw new TypeError(`waitFor.regex ${compiled}`)
+  return { _tag: "Regex", regex: compiled }
+}
 
 const find = (target: Pattern, text: string): Match | undefined => {
   if (target._tag === "Text") {
     const at = text.indexOf(target.text)
     return at < 0 ? undefined : { text: target.text, atEnd: at + target.text.length === text.length }
   }
-  target.regex.lastIndex = 0
+  // the DFA first: most looks find nothing, and it answers that at a few nanoseconds a character
+  if (!target.regex.test(text)) return undefined
   const found = target.regex.exec(text)
   if (found === null) return undefined
   return {
@@ -177,6 +116,17 @@ const find = (target: Pattern, text: string): Match | undefined => {
     atEnd: found.index + found[0].length === text.length
   }
 }
+
+/**
+ * The window of a pattern: `WINDOW_CHARS` for a text; for a regex, as many characters as keep one run within
+ * the engine's step bound (`Regex.STEPS_PER_RUN` over its program's size), never less than twice the overlap.
+ *
+ * @since 0.3.0
+ */
+export const windowOf = (target: Pattern): number =>
+  target._tag === "Text"
+    ? WINDOW_CHARS
+    : Math.max(2 * OVERLAP_CHARS, Math.min(WINDOW_CHARS, Math.floor(Regex.STEPS_PER_RUN / target.regex.size)))
 
 /** Where a piece of text may be cut without splitting a surrogate pair. */
 const safeCut = (text: string, at: number): number => {
@@ -192,6 +142,8 @@ const safeCut = (text: string, at: number): number => {
  */
 export class Matcher {
   readonly #target: Pattern
+  /** The most characters one scan sees: `WINDOW_CHARS`, less for a regex whose program is large. */
+  readonly #window: number
   /** The end of the already-scanned final text (at most `OVERLAP_CHARS`). */
   #carry = ""
   /** Final text not scanned yet. */
@@ -201,6 +153,7 @@ export class Matcher {
 
   constructor(target: Pattern) {
     this.#target = target
+    this.#window = windowOf(target)
   }
 
   /** The first match found while appending (a flood is scanned as it arrives, in bounded windows). */
@@ -214,7 +167,7 @@ export class Matcher {
     this.#pending.push(text)
     this.#pendingChars += text.length
     // Scanned as it comes once it passes a window, so neither memory nor one scan grows with a flood.
-    if (this.#pendingChars >= WINDOW_CHARS - OVERLAP_CHARS) this.#scanPending()
+    if (this.#pendingChars >= this.#window - OVERLAP_CHARS) this.#scanPending()
   }
 
   /**
@@ -225,19 +178,30 @@ export class Matcher {
     if (this.#found !== undefined) return this.#found
     this.#scanPending()
     if (this.#found !== undefined) return this.#found
-    const room = WINDOW_CHARS - this.#carry.length
+    const room = this.#window - this.#carry.length
     if (live.length <= room) return this.#keep(find(this.#target, this.#carry + live), true)
     // A live part larger than a window (a huge screen): scanned in windows that overlap.
     let window = this.#carry
     for (let from = 0; from < live.length;) {
-      const to = safeCut(live, Math.min(live.length, from + (WINDOW_CHARS - window.length)))
+      const to = safeCut(live, Math.min(live.length, from + (this.#window - window.length)))
       const text = window + live.slice(from, to)
       const found = find(this.#target, text)
-      if (found !== undefined) return this.#keep({ ...found, atEnd: found.atEnd && to === live.length }, true)
+      if (found !== undefined && (to === live.length || !this.#atCut(found))) {
+        return this.#keep({ ...found, atEnd: found.atEnd && to === live.length }, true)
+      }
       window = text.slice(safeCut(text, text.length - OVERLAP_CHARS))
       from = to
     }
     return undefined
+  }
+
+  /**
+   * A regex's match that reaches the end of a window is not taken there: `$` and `\b` see the cut as the end
+   * of the text, and a greedy match stops at it. The next window begins with the overlap and looks again (and
+   * at the end of the final text, the next check does, with what follows).
+   */
+  #atCut(found: Match): boolean {
+    return found.atEnd && this.#target._tag === "Regex"
   }
 
   /** A match in the live part is reported, not kept: the live part may still change. */
@@ -253,10 +217,10 @@ export class Matcher {
     this.#pendingChars = 0
     let window = this.#carry
     for (let from = 0; from < text.length;) {
-      const to = safeCut(text, Math.min(text.length, from + (WINDOW_CHARS - window.length)))
+      const to = safeCut(text, Math.min(text.length, from + (this.#window - window.length)))
       const scanned = window + text.slice(from, to)
       const found = find(this.#target, scanned)
-      if (found !== undefined) {
+      if (found !== undefined && !this.#atCut(found)) {
         // final text: more output cannot change it, but a match at its very end could grow (`\d+`)
         this.#keep({ ...found, atEnd: false }, false)
         return

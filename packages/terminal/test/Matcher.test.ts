@@ -10,18 +10,65 @@ const newEmulator = () =>
   })
 
 describe("Matcher", () => {
-  it("regexProblem refuses what does not compile, unknown flags, nested repetition; accepts ordinary patterns", () => {
+  it("regexProblem refuses what does not compile, unknown flags, what needs backtracking (named), large programs", () => {
     expect(Matcher.regexProblem("port (\\d+)")).toBeUndefined()
     expect(Matcher.regexProblem("(?:\\d+\\.)?\\d+ ms")).toBeUndefined()
     expect(Matcher.regexProblem("(ab){2,3}c+")).toBeUndefined()
     expect(Matcher.regexProblem("[(+*]+")).toBeUndefined()
-    expect(Matcher.regexProblem("(unclosed")).toContain("not a valid JavaScript regular expression")
+    // JavaScript's syntax is taken: named groups, \u escapes
+    expect(Matcher.regexProblem("(?<port>\\d+) \\u00e9")).toBeUndefined()
+    // the shapes that backtrack exponentially in JavaScript are ordinary, linear patterns here
+    for (const nested of ["(a|a)+$", "(a+){20}$", "a*a*a*$", "(a+)+$", "(\\w*)*x", "(?:x+){2,}", "((a|b)+c)*"]) {
+      expect(Matcher.regexProblem(nested)).toBeUndefined()
+    }
+    expect(Matcher.regexProblem("(unclosed")).toContain("not a valid regular expression")
     expect(Matcher.regexProblem("(unclosed")).not.toContain("(unclosed")
     expect(Matcher.regexProblem("a", "g")).toContain("flags")
-    for (const nested of ["(a+)+$", "(\\w*)*x", "(?:x+){2,}", "((a|b)+c)*", "(a*)+"]) {
-      expect(Matcher.regexProblem(nested)).toContain("exponential")
+    const named: ReadonlyArray<readonly [string, string]> = [
+      ["(a)\\1", "backreference"],
+      ["(?<x>a)\\k<x>", "named backreference"],
+      ["a(?=b)", "lookahead"],
+      ["a(?!b)", "negative lookahead"],
+      ["(?<=a)b", "lookbehind"],
+      ["(?<!a)b", "negative lookbehind"]
+    ]
+    for (const [source, feature] of named) {
+      const problem = Matcher.regexProblem(source)
+      expect(problem).toContain(`uses a ${feature}`)
+      expect(problem).toContain("RE2")
     }
+    // inside a class, (?= are characters, not a lookahead
+    expect(Matcher.regexProblem("[(?=]")).toBeUndefined()
+    expect(Matcher.regexProblem("(?:a*){70}")).toContain("too large once compiled")
     expect(Matcher.regexProblem("x".repeat(Matcher.MAX_PATTERN_CHARS + 1))).toContain("at most")
+  })
+
+  it("a regex's window keeps one run within the engine's step bound", () => {
+    const small = Matcher.pattern({ regex: "port (\\d+)" })
+    expect(Matcher.windowOf(small)).toBe(Matcher.WINDOW_CHARS)
+    const large = Matcher.pattern({ regex: "(a+){20}$" })
+    expect(Matcher.windowOf(large)).toBeLessThan(Matcher.WINDOW_CHARS)
+    expect(Matcher.windowOf(large)).toBeGreaterThanOrEqual(2 * Matcher.OVERLAP_CHARS)
+    expect(Matcher.windowOf(Matcher.pattern({ text: "x" }))).toBe(Matcher.WINDOW_CHARS)
+  })
+
+  it("the classes that froze JavaScript's engine finish on long lines, and still match", () => {
+    const line = "a".repeat(200_000)
+    for (const source of ["(a|a)+$", "(a+){20}$", "a*a*a*$"]) {
+      const matcher = new Matcher.Matcher(Matcher.pattern({ regex: source }))
+      matcher.append(line + "!")
+      // JavaScript's answer too: only a*a*a*$ matches (empty, at the very end)
+      expect(matcher.check()?.text).toBe(source === "a*a*a*$" ? "" : undefined)
+      const live = new Matcher.Matcher(Matcher.pattern({ regex: source }))
+      expect(live.check(line.slice(0, 40))?.text).toBe(line.slice(0, 40))
+    }
+    const groups = new Matcher.Matcher(Matcher.pattern({ regex: "(?<word>[a-z]+) (\\d+)|(never)" }))
+    expect(groups.check("ready 42")).toEqual({
+      text: "ready 42",
+      groups: ["ready", "42", undefined],
+      named: { word: "ready" },
+      atEnd: true
+    })
   })
 
   it.prop(

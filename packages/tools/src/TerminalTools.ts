@@ -15,7 +15,7 @@ const describe = (lines: ReadonlyArray<string>) => lines.join(" ")
 const waitFor = Schema.optional(Session.WaitFor.annotations({
   description: "Also return as soon as the output since this call began shows this (waitReason \"matched\", " +
     "with match: the text and a regex's groups): {\"text\": \"...\"}, {\"regex\": \"port (\\\\d+)\", " +
-    "\"flags\": \"i\"} (a JavaScript regular expression), or {\"screenStableMs\": 500} (the screen has not " +
+    "\"flags\": \"i\"} (JavaScript syntax, run by RE2: no backreferences or lookaround), or {\"screenStableMs\": 500} (the screen has not " +
     "changed for that long: a full-screen program has drawn). The prompt, stdin_read, an exit and the timeout " +
     "still end the wait first if they come first; silence does not (unless idleMs is given)."
 }))

@@ -24,18 +24,24 @@ export const matchOf = (found: Matcher.Match): Match => ({
 
 /**
  * Wait until `output` finds its pattern. A match that reaches the end of what arrived (`port (\d+)` with
- * only `port 80` in yet) is taken once output pauses for an event-loop turn, so it is not cut short.
+ * only `port 80` in yet) is looked at again once output pauses for an event-loop turn, and taken then, so it
+ * is not cut short.
  */
 export const awaitMatch = (session: SessionRuntime, output: OutputWatch.OutputWatch): Effect.Effect<Match> =>
   Effect.gen(function*() {
     const { activity } = session
+    // the version after which output paused for a turn: a match at the end, found then, is taken
+    let quiet = -1
     while (true) {
       const changed = activity.version
       const found = output.check()
       if (found !== undefined) {
-        if (!found.atEnd) return matchOf(found)
-        yield* afterPoll
-        if (activity.version === changed) return matchOf(found)
+        if (!found.atEnd || changed === quiet) return matchOf(found)
+        // looked at again only once output pauses, not on each piece of a stream (one regex run, not one per chunk)
+        do {
+          quiet = activity.version
+          yield* afterPoll
+        } while (activity.version !== quiet)
         continue
       }
       yield* activity.change(changed)

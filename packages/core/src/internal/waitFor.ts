@@ -7,8 +7,8 @@ import { bounds, integerBetween } from "./bounds.js"
 
 /**
  * What a send (or a look at a task) waits for besides readiness: exactly one of `text` (a literal text in the
- * output), `regex` (a JavaScript regular expression, with optional `flags` among `i`, `m`, `s`, `u`; refused
- * when it does not compile or nests a repetition in a repetition) or `screenStableMs` (no change on the
+ * output), `regex` (JavaScript's syntax on a linear-time RE2 engine, with optional `flags` among `i`, `m`, `s`,
+ * `u`; refused when it does not compile, needs backtracking — a backreference, a lookaround — or is too large) or `screenStableMs` (no change on the
  * screen for that long: a full-screen program has drawn). The output looked at is what appeared since the
  * send began (for a task: since the previous look), the echo of the typed line left out.
  *
