@@ -81,4 +81,58 @@ describe("the lease, resizes and recordings on a real shell", () => {
       expect(after.output).toContain("len 6")
       expect(after.output).not.toContain("abc123")
     }).pipe(Effect.provide(layer())))
+
+  it.scopedLive("echo off is a secret in or out of canonical mode: read -s -n, getpass, a PIN read raw; the shell's own prompt is not", () =>
+    Effect.gen(function*() {
+      const oversight = yield* Oversight.Oversight
+      const { id, send, service } = yield* openShell({ record: true })
+      const typedAt = (prompt: string, secret: string) =>
+        Effect.gen(function*() {
+          const asked = yield* send(prompt)
+          expect(asked.waitReason).toBe("stdin_read")
+          yield* oversight.take(id, alice)
+          // a key at a time, as a browser sends them
+          for (const key of secret) yield* oversight.input(id, alice, key)
+          yield* Effect.sleep("300 millis")
+          return yield* oversight.handBack(id, alice)
+        })
+      const pin = "40917253"
+      const byRead = yield* typedAt("read -s -n 8 PIN; echo \"pin of ${#PIN}\"", pin)
+      expect(byRead.echoOffBytes).toBe(8)
+      const atRead = yield* send("true")
+      expect(atRead.output).toContain("pin of 8")
+      const password = "gp-Secret-77"
+      const byGetpass = yield* typedAt(
+        "python3 -c \"import getpass; print('len', len(getpass.getpass('pw: ')))\"",
+        `${password}\r`
+      )
+      expect(byGetpass.echoOffBytes).toBe(password.length + 1)
+      // what sudo -S and PIN pads do: echo and canonical mode off, the bytes read as they come
+      const raw = "31415926"
+      const byRaw = yield* typedAt(
+        "python3 -c \"import sys, termios; a = termios.tcgetattr(0); a[3] &= ~(termios.ECHO | termios.ICANON); " +
+          "termios.tcsetattr(0, termios.TCSANOW, a); print('raw', len(sys.stdin.read(8)))\"",
+        raw
+      )
+      expect(byRaw.echoOffBytes).toBe(8)
+      // at the shell's prompt the line editor has echo off too, and echoes the line itself: not a secret
+      yield* oversight.take(id, alice)
+      yield* oversight.input(id, alice, "echo visible-at-prompt\r")
+      yield* Effect.sleep("300 millis")
+      const atPrompt = yield* oversight.handBack(id, alice)
+      expect(atPrompt.echoOffBytes).toBe(0)
+      const model = [(yield* send("true")).output, (yield* service.read("test-owner" as never, id, {})).text]
+        .join("\n")
+      const entries = JSON.stringify(yield* oversight.audit(id))
+      const listed = (yield* oversight.sessions).find((session) => session.sessionId === id)!
+      yield* service.close("test-owner" as never, id)
+      const cast = fs.readFileSync(path.join(dir, listed.recording!.name), "utf8")
+      for (const secret of [pin, password, raw]) {
+        expect(entries).not.toContain(secret)
+        expect(cast).not.toContain(secret)
+        expect(model).not.toContain(secret)
+      }
+      expect(entries).toContain("echo visible-at-prompt")
+      expect(entries).toContain("[human typed 8 bytes with echo off]")
+    }).pipe(Effect.provide(layer({ recordInput: true }))))
 })

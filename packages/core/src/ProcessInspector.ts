@@ -82,8 +82,8 @@ export type Probe = GroupSnapshot | ProbeMiss
 
 /**
  * The terminal's line discipline as its programs set it (termios): whether the kernel echoes input, and
- * whether it collects lines (canonical mode). Echo off in canonical mode is a password prompt (`read -s`,
- * getpass, ssh-keygen); echo off without it is a program that echoes for itself (readline, an editor).
+ * whether it collects lines (canonical mode). Echo off is a password or PIN prompt (`read -s`, `read -s -n`,
+ * getpass, ssh-keygen), or a program that echoes for itself (the shell's line editor, a REPL, an editor).
  *
  * @since 0.2.0
  */
@@ -93,13 +93,17 @@ export interface TerminalModes {
 }
 
 /**
- * Whether what is typed now is a secret: the terminal has echo off in canonical mode, or its modes cannot be
- * read (then nothing typed is taken as visible).
+ * Whether what is typed now is a secret: the terminal has echo off — in canonical mode (`read -s`, `getpass`,
+ * `ssh-keygen`, `sudo -S`) or not (`read -s -n 8`: a PIN read a key at a time) — or its modes cannot be read
+ * (then nothing typed is taken as visible). One exception: at the shell's own prompt (`atShellPrompt`, from
+ * its integration's markers) the line editor turns echo and canonical mode off to echo the line itself, so
+ * what is typed there is on the screen and not a secret. Any other program with echo off (a REPL, an editor)
+ * is typed into as a secret: what it shows is recorded, what was typed only as its length.
  *
  * @since 0.2.0
  */
-export const isSecretInput = (modes: Option.Option<TerminalModes>): boolean =>
-  Option.match(modes, { onNone: () => true, onSome: (known) => !known.echo && known.canonical })
+export const isSecretInput = (modes: Option.Option<TerminalModes>, atShellPrompt = false): boolean =>
+  Option.match(modes, { onNone: () => true, onSome: (known) => !known.echo && (known.canonical || !atShellPrompt) })
 
 /**
  * @since 0.1.0
