@@ -133,9 +133,10 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       ])
       expect(result.steps[3].output).toBe("42\n>>> ")
       expect(textOf(sent)).toContain("[step 4: stdin_read]")
-      const bad = await call(client, "terminal_send", { sessionId, text: "1", waitFor: { regex: "([a-z]+)*x" } })
+      const bad = await call(client, "terminal_send", { sessionId, text: "1", waitFor: { regex: "(?<=\\s)x" } })
       expect(bad.isError).toBe(true)
       expect(structured(bad)).toMatchObject({ _tag: "InvalidInput", field: "waitFor.regex" })
+      expect(structured(bad).reason).toContain("lookbehind")
     } finally {
       await client.close()
     }

@@ -145,7 +145,8 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         const refused = await agent.call("terminal_send", { sessionId, text: "echo agent-while-held" })
         expect(refused.isError).toBe(true)
         expect(refused.structured._tag).toBe("HumanInControl")
-        expect(refused.structured.holder).toBe("person:person")
+        // the holder is the sign-in (a stable id per cookie session), shown with the name the page gave
+        expect(refused.structured.holder).toMatch(/^person:person \(web-[0-9a-f]{12}\)$/)
         expect((await agent.call("terminal_signal", { sessionId, signal: "SIGINT" })).structured._tag).toBe(
           "HumanInControl"
         )
@@ -165,7 +166,11 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         expect(answered.structured).toMatchObject({ status: "completed" })
         expect(answered.text).toContain("[human: in control for")
         const next = await agent.call("terminal_send", { sessionId, text: "echo agent-again" })
-        expect(next.structured.human).toMatchObject({ holder: "person:person", linesTyped: 1, endedBy: "hand-back" })
+        expect(next.structured.human).toMatchObject({
+          holder: refused.structured.holder,
+          linesTyped: 1,
+          endedBy: "hand-back"
+        })
         expect(next.text).toMatch(/\[human: in control for \d+ s, 1 line typed\]/)
         expect(next.structured.output).toContain("human-was-here")
         expect(next.structured.output).toContain("agent-again")
@@ -184,7 +189,7 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         await agent.client.close()
       })
 
-      it("what a person types at read -s and at ssh-keygen's passphrase questions is in no recording, audit, model text or terminal_read; a replay reaches the last frame", async () => {
+      it("what a person types at read -s, a PIN at read -s -n 8, and at ssh-keygen's passphrase questions is in no recording, audit, model text or terminal_read; a replay reaches the last frame", async () => {
         const agent = await agentOf(server)
         const page = await signIn(browser!.context, server)
         const password = "hunter2-pw-Zq9"
@@ -209,6 +214,23 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         texts.push(afterRead.text)
         expect(afterRead.structured.human.echoOffBytes).toBe(password.length + 1)
         expect(afterRead.text).toContain(`got ${password.length} chars`)
+
+        // a PIN read a key at a time: echo off without canonical mode (issue 26, finding 6)
+        const pin = "40917253"
+        const askedPin = await agent.call("terminal_send", {
+          sessionId,
+          text: "read -s -n 8 -p 'PIN: ' PIN; echo; echo \"pin of ${#PIN}\""
+        })
+        texts.push(askedPin.text)
+        expect(askedPin.structured.waitReason).toBe("stdin_read")
+        await waitForText(page, "PIN:")
+        await takeControl(page)
+        await page.keyboard.type(pin, { delay: 5 })
+        await waitForText(page, "pin of 8")
+        await handBack(page)
+        const afterPin = await agent.call("terminal_send", { sessionId, text: "echo pin-done" })
+        texts.push(afterPin.text)
+        expect(afterPin.structured.human.echoOffBytes).toBe(pin.length)
 
         const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "at-key-"))
         const key = path.join(keyDir, "id_test")
@@ -242,11 +264,15 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         expect(model).toContain("read-done")
         expect(model).not.toContain(password)
         expect(model).not.toContain(passphrase)
+        expect(model).not.toContain(pin)
         expect(await terminalText(page)).not.toContain(password)
         const audit = await (await page.request.get(`${server.base}/live/audit/${sessionId}`)).text()
         expect(audit).toContain(`[human typed ${password.length + 1} bytes with echo off]`)
         expect(audit).not.toContain(password)
         expect(audit).not.toContain(passphrase)
+        expect(audit).not.toContain(pin)
+        // typed a key at a time, each key its own redacted entry (or one): never the digits
+        expect(audit).toContain("bytes with echo off]")
         const recordings = await (await page.request.get(`${server.base}/live/recordings`)).json()
         const recording = recordings.find((entry: { sessionId: string }) => entry.sessionId === sessionId)
         expect(recording).toBeDefined()
@@ -255,6 +281,7 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         expect(cast).toContain("[human typed")
         expect(cast).not.toContain(password)
         expect(cast).not.toContain(passphrase)
+        expect(cast).not.toContain(pin)
         expect(fs.readdirSync(path.join(server.stateDir, "recordings"))).toContain(recording.name)
 
         // replay in the page, fast, to the last frame

@@ -84,10 +84,17 @@ export const rawRequest = (
     readonly method?: string
     readonly headers?: Record<string, string | number>
     readonly body?: string | Buffer
+    /** The request target exactly as sent (default: the URL's path). */
+    readonly path?: string
   }
 ) =>
   new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const request = http.request(url, { method: options.method ?? "POST", headers: options.headers ?? {} }, (res) => {
+    const requestOptions = {
+      method: options.method ?? "POST",
+      headers: options.headers ?? {},
+      ...(options.path !== undefined ? { path: options.path } : {})
+    }
+    const request = http.request(url, requestOptions, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
       res.on("end", () =>

@@ -18,6 +18,7 @@ import {
   Handlers,
   HttpGuard,
   HttpListener,
+  HttpPath,
   HttpToken,
   LiveView,
   McpHttp,
@@ -270,7 +271,7 @@ export const layer = (
       })))
   ).pipe(Layer.provide(WebSessions.layer()))
   return HttpListener.withServerTracing(
-    HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true })
+    HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true, routerConfig: HttpPath.routerConfig })
   ).pipe(
     Layer.merge(announce),
     Layer.merge(Layer.effectDiscard(

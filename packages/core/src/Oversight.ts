@@ -4,7 +4,8 @@
  * layer as `PtyService`, over the same sessions: while a person holds a session's lease the agent's sends,
  * keys and signals fail with `HumanInControl`, and the agent's next send after the hand-back starts with a
  * note of what happened and what the terminal showed meanwhile. What a person types while the terminal has
- * echo off in canonical mode (a password prompt) is never audited or recorded: only its length.
+ * echo off (a password or PIN prompt; the shell's own line editor excepted) is never audited or recorded: only
+ * its length.
  *
  * No tool reaches this Tag: it is for the process that owns the terminals (the daemon, `mcp --http`) to
  * serve to people, behind the HTTP guard.
@@ -30,7 +31,10 @@ import type { Watch, WatchOptions } from "./Watch.js"
  * @since 0.2.0
  */
 export const ControlState = Schema.Struct({
+  /** The holder as people read it: the name they gave and their credential (`ops (web-3f2a9c1b0d4e)`). */
   holder: Schema.String,
+  /** The holder's credential: the person, whatever name they give. */
+  holderId: Schema.String,
   /** ms since the epoch */
   since: Schema.Number,
   lastInputAt: Schema.Number,
@@ -103,8 +107,8 @@ export class NotInControl extends Schema.TaggedError<NotInControl>("@agent-termi
 }
 
 /**
- * A person's id from the name they give (`person:<name>`): at most 64 characters of letters, digits and
- * `._@-`; anything else becomes `-`.
+ * A person's display name from the name they give (`person:<name>`): at most 64 characters of letters,
+ * digits and `._@-`; anything else becomes `-`. Only a label: the person is their credential.
  *
  * @since 0.2.0
  */
@@ -112,6 +116,14 @@ export const personId = (name: string): string => {
   const cleaned = name.trim().slice(0, 64).replace(/[^A-Za-z0-9._@-]/g, "-")
   return `person:${cleaned === "" ? "person" : cleaned}`
 }
+
+/**
+ * How a holder is shown: the name they gave and, when it is not the same, their credential.
+ *
+ * @since 0.3.0
+ */
+export const holderText = (person: string, name?: string | undefined): string =>
+  name === undefined || name === person ? person : `${name} (${person})`
 
 /**
  * @since 0.2.0
@@ -129,12 +141,14 @@ export class Oversight extends Context.Tag("@agent-terminal/core/Oversight")<
       options?: WatchOptions
     ) => Effect.Effect<Watch, SessionNotFound, Scope.Scope>
     /**
-     * Take the session's control lease: the agent's input is refused until the hand-back. Taking the lease
-     * one holds already renews it; another person's lease is `HumanInControl`.
+     * Take the session's control lease: the agent's input is refused until the hand-back. `person` is who
+     * takes it — their credential, which every later action is checked against — and `name` only how they
+     * are shown. Taking the lease one holds already renews it; another person's lease is `HumanInControl`.
      */
     readonly take: (
       sessionId: string,
-      person: string
+      person: string,
+      name?: string
     ) => Effect.Effect<ControlState, SessionNotFound | SessionExited | HumanInControl>
     /** The holder's keys, as a terminal sends them (the bytes go to the pty unchanged). */
     readonly input: (

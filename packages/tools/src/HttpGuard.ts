@@ -1,7 +1,9 @@
 /**
- * The checks every HTTP request passes before any route sees it (DESIGN.md §16), built once for every
- * listener — MCP today, the daemon's HTTP and the web view later, all on one server:
+ * The checks every HTTP request passes before any route sees it, built once for every listener — MCP, the
+ * daemon's HTTP and the live view, all on one server:
  *
+ * 0. The path is canonical (`HttpPath`: one spelling, the one the router matches), else 400/404 — so the
+ *    credential is decided on the path the router will serve.
  * 1. `Host` names this server (`HttpListener.hostsFor`): anything else is 403 (DNS rebinding: a page on
  *    `evil.example` that resolves to 127.0.0.1 sends `Host: evil.example`).
  * 2. `Origin`, when a browser sends one, is in an exact allow-list (by default the server's own origins);
@@ -24,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as crypto from "node:crypto"
 import * as HttpListener from "./HttpListener.js"
+import * as HttpPath from "./HttpPath.js"
 
 /**
  * A way a request may prove it holds the token.
@@ -46,8 +49,8 @@ export interface Policy {
   readonly allowedOrigins: ReadonlyArray<string>
   /** The bound of a request body in bytes. */
   readonly maxBodyBytes: number
-  /** The credentials a request may present (default: the bearer header only). */
-  readonly credentials?: ((request: HttpServerRequest.HttpServerRequest) => ReadonlyArray<Credential>) | undefined
+  /** The credentials a request may present, from its method and canonical path (default: the bearer header only). */
+  readonly credentials?: ((method: string, path: string) => ReadonlyArray<Credential>) | undefined
   /** Whether a session cookie's value is a live sign-in (without it no cookie counts). */
   readonly sessions?: { readonly valid: (value: string) => boolean } | undefined
   /**
@@ -136,6 +139,8 @@ export const cookieOf = (header: string | undefined, name: string): string | und
  * @since 0.2.0
  */
 export const check = (request: HttpServerRequest.HttpServerRequest, policy: Policy): Refused | undefined => {
+  const path = HttpPath.canonical(request.url)
+  if (typeof path !== "string") return new Refused(path)
   const headers = request.headers
   const host = headers["host"]?.toLowerCase()
   if (host === undefined || !policy.allowedHosts.includes(host)) {
@@ -145,7 +150,7 @@ export const check = (request: HttpServerRequest.HttpServerRequest, policy: Poli
   if (origin !== undefined && !policy.allowedOrigins.includes(origin)) {
     return new Refused({ status: 403, reason: "Forbidden: requests from this origin are not allowed" })
   }
-  const accepted = policy.credentials?.(request) ?? ["bearer"]
+  const accepted = policy.credentials?.(request.method, path) ?? ["bearer"]
   const token = Redacted.value(policy.token)
   const bearer = accepted.includes("bearer") ? bearerOf(headers["authorization"]) : undefined
   let authenticated = bearer !== undefined && constantTimeEquals(bearer, token)

@@ -1,7 +1,8 @@
 /**
- * The Node HTTP server every listener of the project runs on (MCP today; the daemon's HTTP and the web
- * view later), with bounded time and connections: how long a client may take to send its headers and its
- * whole request, how long an idle keep-alive connection stays, how many connections are open at once.
+ * The Node HTTP server every listener of the project runs on (MCP, the daemon's HTTP, the live view), with
+ * bounded time, connections and WebSocket messages: how long a client may take to send its headers and its
+ * whole request, how long an idle keep-alive connection stays, how many connections are open at once, how
+ * long a message a WebSocket client may send (checked on the raw bytes, before any of it is buffered).
  * A response may take as long as it needs (a send that waits for a slow command, a stream): only
  * receiving the request is timed.
  *
@@ -18,7 +19,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Tracer from "effect/Tracer"
 import * as http from "node:http"
+import type * as net from "node:net"
 import * as os from "node:os"
+import * as WsFrames from "./internal/wsFrames.js"
 
 /**
  * Limits of the Node server.
@@ -34,6 +37,11 @@ export interface Limits {
   readonly keepAliveTimeoutMs?: number | undefined
   /** Connections open at once; more are closed as they come (default 256). */
   readonly maxConnections?: number | undefined
+  /**
+   * The longest message a WebSocket client may send, its frames together (bytes; default 512 KiB): checked
+   * on each frame's header as the bytes come, before the WebSocket library buffers the frame.
+   */
+  readonly maxWebSocketMessageBytes?: number | undefined
 }
 
 /**
@@ -45,7 +53,8 @@ export const defaultLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
-  maxConnections: 256
+  maxConnections: 256,
+  maxWebSocketMessageBytes: 512 * 1024
 } as const
 
 /**
@@ -68,6 +77,11 @@ export const createServer = (limits: Limits = {}) => (): http.Server => {
   })
   server.maxConnections = limits.maxConnections ?? defaultLimits.maxConnections
   server.maxHeadersCount = 100
+  const maxMessageBytes = limits.maxWebSocketMessageBytes ?? defaultLimits.maxWebSocketMessageBytes
+  // before the platform's own upgrade listener: the bound watches the bytes before any WebSocket reads them
+  server.prependListener("upgrade", (_request: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    WsFrames.bound(socket, head, maxMessageBytes)
+  })
   return server
 }
 

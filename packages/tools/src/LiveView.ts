@@ -21,6 +21,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as HttpGuard from "./HttpGuard.js"
@@ -37,6 +38,8 @@ export interface Options {
   readonly refreshMs?: number | undefined
   /** How far a viewer may fall behind a terminal's output before it is dropped (default 4 MiB). */
   readonly maxBufferedBytes?: number | undefined
+  /** WebSockets one credential (a signed-in session, or the token) may hold open at once (default 16). */
+  readonly maxSocketsPerPerson?: number | undefined
 }
 
 const require = createRequire(import.meta.url)
@@ -60,6 +63,10 @@ const loadAssets = (): Record<string, Asset> => ({
   "app.css": load(own("app.css"), "text/css; charset=utf-8")
 })
 
+const policy = (styleSrc: string) =>
+  `default-src 'none'; script-src 'self'; style-src ${styleSrc}; connect-src 'self'; img-src 'self' data:; ` +
+  "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 /**
  * The headers of every page and file of the live view: its own scripts and styles only, no framing
  * (clickjacking a "take control"), no referrer, no caching.
@@ -67,12 +74,24 @@ const loadAssets = (): Record<string, Asset> => ({
  * @since 0.2.0
  */
 export const securityHeaders: Readonly<Record<string, string>> = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
-    "img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "content-security-policy": policy("'self'"),
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store"
+}
+
+/**
+ * The page itself, with a nonce new for each response: the policy allows its own style sheets and the
+ * `<style>` elements its script stamps with the nonce (xterm.js makes them for its colours and sizes) — no
+ * other inline style. The page's script reads the nonce from its own `<script>` element.
+ */
+const pageWithNonce = (template: string): HttpServerResponse.HttpServerResponse => {
+  const nonce = crypto.randomBytes(16).toString("base64")
+  return HttpServerResponse.text(template.replace("{{style-nonce}}", nonce), {
+    contentType: "text/html; charset=utf-8",
+    headers: { ...securityHeaders, "content-security-policy": policy(`'self' 'nonce-${nonce}'`) }
+  })
 }
 
 const respond = (asset: Asset, status = 200, headers: Record<string, string> = {}) =>
@@ -97,6 +116,7 @@ export const unauthenticated = (
   request: HttpServerRequest.HttpServerRequest
 ): HttpServerResponse.HttpServerResponse | undefined => {
   if (request.method !== "GET") return undefined
+  // the guard refused it for want of a credential: its path is canonical already
   const path = request.url.split("?")[0]
   if (path === "/" || path === "/index.html") {
     return respond(signIn.page, 401, { "www-authenticate": "Bearer realm=\"agent-terminal\"" })
@@ -105,15 +125,42 @@ export const unauthenticated = (
   return undefined
 }
 
+/** The live view's routes a sign-in cookie may reach (exact paths, and the prefixes of a route's one parameter). */
+const cookieGets = new Set(["/", "/live/sessions", "/live/recordings", "/live/events"])
+const cookiePrefixes = ["/live/assets/", "/live/audit/", "/live/recordings/", "/live/terminal/"]
+
 /**
- * The credentials each path accepts: the MCP endpoint and the sign-in the bearer token only (a cookie there
- * would let a page of another origin ride it); the live view's page, files and streams the cookie too.
+ * The credentials each request accepts, from its method and canonical path: the sign-in cookie only on the
+ * live view's own routes — its page, files, lists, streams and sign-out — and the bearer token everywhere.
+ * The MCP endpoint, the sign-in (a cookie never mints another) and any path no live route serves take the
+ * bearer token only: a cookie that leaks gives the live view, never a tool.
  *
  * @since 0.2.0
  */
-export const credentials = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<HttpGuard.Credential> => {
-  const path = request.url.split("?")[0]!
-  return path === "/live/login" || path.startsWith("/mcp") ? ["bearer"] : ["bearer", "cookie"]
+export const credentials = (method: string, path: string): ReadonlyArray<HttpGuard.Credential> => {
+  const live = method === "GET" || method === "HEAD"
+    ? cookieGets.has(path) ||
+      cookiePrefixes.some((prefix) =>
+        path.startsWith(prefix) && path.length > prefix.length && !path.includes("/", prefix.length)
+      )
+    : method === "POST" && path === "/live/logout"
+  return live ? ["bearer", "cookie"] : ["bearer"]
+}
+
+/**
+ * Who a request of the live view is, as a person: the signed-in session its cookie names (`web-<id>`), or
+ * `token` for a client that sends the bearer token itself (everyone who holds it is that one credential).
+ *
+ * @since 0.3.0
+ */
+export const personOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  sessions: WebSessions["Type"]
+): string => {
+  const value = HttpGuard.cookieOf(request.headers["cookie"], HttpGuard.cookieName)
+  const live = value === undefined ? undefined : sessions.lookup(value)
+  // the guard let the request in: with no live session behind its cookie, it presented the token
+  return live?.person ?? "token"
 }
 
 const cookie = (value: string, maxAgeSeconds: number) =>
@@ -143,12 +190,30 @@ export const layer = (options: Options = {}) =>
       const oversight = yield* Oversight.Oversight
       const sessions = yield* WebSessions
       const assets = loadAssets()
-      const page = load(own("index.html"), "text/html; charset=utf-8")
+      const page = fs.readFileSync(own("index.html"), "utf8")
       const refreshMs = options.refreshMs ?? 1000
       const maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024
       const withOversight = Effect.provideService(Oversight.Oversight, oversight)
+      const sockets = new LiveSockets.Sockets(options.maxSocketsPerPerson ?? LiveSockets.DEFAULT_SOCKETS_PER_PERSON)
+      /** A socket of `request`'s person, within their share of sockets (429 past it). */
+      const socketOf = <E, R>(
+        request: HttpServerRequest.HttpServerRequest,
+        serve: (person: string) => Effect.Effect<void, E, R>
+      ) =>
+        Effect.suspend(() => {
+          const person = personOf(request, sessions)
+          if (!sockets.acquire(person)) {
+            return Effect.succeed(jsonResponse({
+              error: `too many live sockets open for this sign-in (at most ${sockets.maxPerPerson}): close a tab`
+            }, 429))
+          }
+          return serve(person).pipe(
+            Effect.ensuring(Effect.sync(() => sockets.release(person))),
+            Effect.as(HttpServerResponse.empty())
+          )
+        })
 
-      yield* router.add("GET", "/", Effect.succeed(respond(page)))
+      yield* router.add("GET", "/", Effect.sync(() => pageWithNonce(page)))
       yield* router.add("GET", "/live/login.js", Effect.succeed(respond(signIn.script)))
       yield* router.add(
         "POST",
@@ -204,7 +269,7 @@ export const layer = (options: Options = {}) =>
         "/live/events",
         Effect.flatMap(
           HttpServerRequest.HttpServerRequest,
-          (request) => LiveSockets.events(request, refreshMs).pipe(withOversight, Effect.as(HttpServerResponse.empty()))
+          (request) => socketOf(request, () => LiveSockets.events(request, refreshMs).pipe(withOversight))
         )
       )
       yield* router.add(
@@ -215,9 +280,11 @@ export const layer = (options: Options = {}) =>
           const id = yield* paramOf("id")
           const known = (yield* oversight.sessions).some((session) => session.sessionId === id)
           if (!known) return notFound("session")
-          const person = Oversight.personId(searchParam(request, "person") ?? "person")
-          yield* LiveSockets.terminal(request, id, person, maxBufferedBytes).pipe(withOversight)
-          return HttpServerResponse.empty()
+          const name = Oversight.personId(searchParam(request, "person") ?? "person")
+          return yield* socketOf(
+            request,
+            (person) => LiveSockets.terminal(request, id, { id: person, name }, maxBufferedBytes).pipe(withOversight)
+          )
         })
       )
     })

@@ -1,9 +1,11 @@
 /**
- * The live view's sign-ins: a person who proves they hold the bearer token (`POST /live/login`) gets a
- * session — 256 random bits, valid for `ttlMs` (default 12 h) — as an HttpOnly, SameSite=Strict cookie.
- * The server keeps only a SHA-256 of each value, in memory: a restart signs everyone out, a leaked cookie
- * ends with its expiry or a sign-out, and nothing about the token can be learnt from it (the cookie was an
- * HMAC of the token before: valid for as long as the token, and the same for every browser).
+ * The live view's sign-ins, kept by the server: a person who proves they hold the bearer token
+ * (`POST /live/login`, the bearer header only — a cookie never mints another) gets a session — 256 random
+ * bits, valid for `ttlMs` (default 12 h) — as an HttpOnly, SameSite=Strict cookie, and a stable id that
+ * names them as a person (the control lease and the audit: `web-<id>`, never the name they type). The
+ * server keeps only a SHA-256 of each value, in memory: a sign-out revokes it, a restart (which a change of
+ * the token takes) signs everyone out, a leaked cookie ends with its expiry or a sign-out, and nothing
+ * about the token can be learnt from it.
  *
  * @since 0.2.0
  */
@@ -19,6 +21,18 @@ import * as crypto from "node:crypto"
 export interface Issued {
   readonly value: string
   readonly expiresAt: number
+  /** The person this sign-in is: `web-` and 48 random bits, stable for the session's life. */
+  readonly person: string
+}
+
+/**
+ * A live session as a request presents it.
+ *
+ * @since 0.3.0
+ */
+export interface Live {
+  readonly person: string
+  readonly expiresAt: number
 }
 
 /**
@@ -30,6 +44,8 @@ export class WebSessions extends Context.Tag("@agent-terminal/tools/WebSessions"
     readonly issue: () => Issued
     /** Whether `value` is a live session (an expired one is forgotten). */
     readonly valid: (value: string) => boolean
+    /** The live session of `value` (`undefined`: none, or expired). */
+    readonly lookup: (value: string) => Live | undefined
     readonly revoke: (value: string) => void
     readonly ttlMs: number
   }
@@ -59,27 +75,29 @@ export const make = (options: Options = {}): WebSessions["Type"] => {
   const ttlMs = options.ttlMs ?? 12 * 3600 * 1000
   const max = options.max ?? 256
   const now = options.now ?? Date.now
-  const live = new Map<string, number>()
+  const live = new Map<string, Live>()
+  const lookup = (value: string): Live | undefined => {
+    if (value.length === 0 || value.length > 128) return undefined
+    const key = hash(value)
+    const session = live.get(key)
+    if (session === undefined) return undefined
+    if (session.expiresAt <= now()) {
+      live.delete(key)
+      return undefined
+    }
+    return session
+  }
   return {
     ttlMs,
     issue: () => {
       const value = crypto.randomBytes(32).toString("base64url")
-      const expiresAt = now() + ttlMs
-      live.set(hash(value), expiresAt)
+      const session: Live = { person: `web-${crypto.randomBytes(6).toString("hex")}`, expiresAt: now() + ttlMs }
+      live.set(hash(value), session)
       while (live.size > max) live.delete(live.keys().next().value!)
-      return { value, expiresAt }
+      return { value, ...session }
     },
-    valid: (value) => {
-      if (value.length === 0 || value.length > 128) return false
-      const key = hash(value)
-      const expiresAt = live.get(key)
-      if (expiresAt === undefined) return false
-      if (expiresAt <= now()) {
-        live.delete(key)
-        return false
-      }
-      return true
-    },
+    valid: (value) => lookup(value) !== undefined,
+    lookup,
     revoke: (value) => {
       live.delete(hash(value))
     }

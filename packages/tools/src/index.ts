@@ -11,6 +11,10 @@ export * as HttpGuard from "./HttpGuard.js"
  */
 export * as HttpListener from "./HttpListener.js"
 /**
+ * @since 0.3.0
+ */
+export * as HttpPath from "./HttpPath.js"
+/**
  * @since 0.2.0
  */
 export * as HttpToken from "./HttpToken.js"

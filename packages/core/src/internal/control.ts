@@ -10,6 +10,9 @@ import type { HumanNote } from "../Session.js"
 
 /** A person's hold of the lease. */
 export interface Holding {
+  /** Who holds it: the person's credential (a signed-in session), what every later action is checked against. */
+  readonly holderId: string
+  /** The holder as people and the agent read it: the name they gave and their credential. */
   readonly holder: string
   /** ms since the epoch (what people read), and on the service's clock (what durations are measured on). */
   readonly since: number

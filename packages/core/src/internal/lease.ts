@@ -1,9 +1,9 @@
 /**
  * A person's control lease on a session: take it (the agent's input refused from then on, what the terminal
  * shows captured), type (the bytes to the pty as they come; counted, audited a line at a time, and — while the
- * terminal has echo off in canonical mode — audited and recorded only as their length), and hand it back (by
- * hand, after the idle timeout, or at close): the note for the agent's next result, the pending requests
- * answered.
+ * terminal has echo off, but for the shell's own line editor — audited and recorded only as their length), and
+ * hand it back (by hand, after the idle timeout, or at close): the note for the agent's next result, the
+ * pending requests answered.
  */
 import { Utf8 } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Audit from "../Audit.js"
 import { HumanInControl, type SessionExited } from "../Errors.js"
-import { NotInControl } from "../Oversight.js"
+import { holderText, NotInControl } from "../Oversight.js"
 import type { ControlState } from "../Oversight.js"
 import { isSecretInput } from "../ProcessInspector.js"
 import { type HumanNote, humanNoteText } from "../Session.js"
@@ -25,6 +25,7 @@ const AUDIT_CHUNK_BYTES = 1024
 /** The lease as a person sees it. */
 export const stateOf = (deps: Deps, holding: Holding): ControlState => ({
   holder: holding.holder,
+  holderId: holding.holderId,
   since: holding.since,
   lastInputAt: holding.lastInputAt,
   idleMs: deps.config.controlIdleMs,
@@ -106,13 +107,13 @@ const arm = (deps: Deps, runtime: SessionRuntime, holding: Holding): void => {
     })))
 }
 
-/** Take the lease (or renew one's own). */
-export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
+/** Take the lease (or renew one's own): `person` is the credential, `name` how they are shown. */
+export const take = (deps: Deps, runtime: SessionRuntime, person: string, name?: string) =>
   Effect.suspend((): Effect.Effect<ControlState, SessionExited | HumanInControl> => {
     if (runtime.exit !== undefined) return Effect.fail(exitedError(runtime))
     const current = runtime.control.holding
     if (current !== undefined) {
-      if (current.holder !== person) return Effect.fail(runtime.control.refusal(runtime.id)!)
+      if (current.holderId !== person) return Effect.fail(runtime.control.refusal(runtime.id)!)
       current.lastInputAt = Date.now()
       current.lastInputClock = deps.timers.now()
       arm(deps, runtime, current)
@@ -120,7 +121,8 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
     }
     const now = Date.now()
     const holding: Holding = {
-      holder: person,
+      holderId: person,
+      holder: holderText(person, name),
       since: now,
       sinceClock: deps.timers.now(),
       lastInputAt: now,
@@ -136,9 +138,9 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
     // a note not yet reported is replaced: the next one covers the new hold
     runtime.control.note = undefined
     arm(deps, runtime, holding)
-    runtime.watchers.recording?.marker(`take: ${person}`)
+    runtime.watchers.recording?.marker(`take: ${holding.holder}`)
     // the lease is already held: its audit and the list's change run whole
-    return audit(deps, runtime, person, "take").pipe(
+    return audit(deps, runtime, holding.holder, "take").pipe(
       Effect.zipRight(changed(deps)),
       Effect.as(stateOf(deps, holding)),
       Effect.uninterruptible
@@ -148,7 +150,7 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string) =>
 /** The holder of the lease, or `NotInControl`. */
 export const held = (runtime: SessionRuntime, person: string): Holding | NotInControl => {
   const holding = runtime.control.holding
-  return holding !== undefined && holding.holder === person
+  return holding !== undefined && holding.holderId === person
     ? holding
     : new NotInControl({ sessionId: runtime.id, person })
 }
@@ -168,7 +170,8 @@ export const input = (deps: Deps, runtime: SessionRuntime, person: string, data:
     const modes = deps.inspector.terminalModes === undefined
       ? Option.none()
       : yield* deps.inspector.terminalModes(runtime.terminal)
-    const secret = isSecretInput(modes)
+    // the shell's state read after the modes (a command's start marker, parsed meanwhile, is counted)
+    const secret = isSecretInput(modes, runtime.shell.state === "prompt" || runtime.shell.state === "continuation")
     yield* runtime.process.write(data)
     const bytes = Utf8.byteLength(data)
     holding.bytesTyped += bytes

@@ -211,7 +211,7 @@ export const make = (deps: Deps): Oversight["Type"] => ({
   changes: Stream.fromPubSub(deps.changes),
   watch: (id, options) =>
     Effect.flatMap(find(deps, id), (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)),
-  take: (id, person) => Effect.flatMap(find(deps, id), (runtime) => Lease.take(deps, runtime, person)),
+  take: (id, person, name) => Effect.flatMap(find(deps, id), (runtime) => Lease.take(deps, runtime, person, name)),
   input: (id, person, data) => Effect.flatMap(find(deps, id), (runtime) => Lease.input(deps, runtime, person, data)),
   resize: (id, person, cols, rows) =>
     Effect.gen(function*() {

@@ -1,9 +1,25 @@
-/* global document, location, localStorage, WebSocket, fetch, setTimeout, setInterval, performance, atob, window, Terminal, FitAddon */
+/* global document, location, localStorage, WebSocket, fetch, setTimeout, setInterval, performance, atob, window, Terminal, FitAddon, Document, Element */
 // The live view's page: the list of every terminal (live, over /live/events), one terminal as it is shown
 // (/live/terminal/<id>: a snapshot, then the pty's bytes), the control bar (take control, hand back), the
 // agents' requests for a person, the audit, and the recordings with a player. Plain JS over xterm.js.
 "use strict"
 ;(function() {
+  // The page runs under its own policy (style-src 'self' 'nonce-…', the nonce new for each load of the page).
+  // xterm.js makes <style> elements (its theme's colours, its sizes): each gets the page's nonce as it is
+  // made, before it is inserted. It sets a cell's own colours (24-bit colour, dim) with setAttribute("style"),
+  // which no nonce can allow: those go through the element's style object (CSSOM), which the policy allows.
+  const styleNonce = document.currentScript ? document.currentScript.nonce : ""
+  const createElement = Document.prototype.createElement
+  Document.prototype.createElement = function(tag, options) {
+    const element = createElement.call(this, tag, options)
+    if (styleNonce && String(tag).toLowerCase() === "style") element.setAttribute("nonce", styleNonce)
+    return element
+  }
+  const setAttribute = Element.prototype.setAttribute
+  Element.prototype.setAttribute = function(name, value) {
+    if (String(name).toLowerCase() === "style") this.style.cssText = String(value)
+    else setAttribute.call(this, name, value)
+  }
   const $ = (id) => document.getElementById(id)
   const wsUrl = (path) => (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path
   const state = {
@@ -20,7 +36,6 @@
   const personField = $("person")
   personField.value = localStorage.getItem("agent-terminal.person") || "person"
   const personName = () => (personField.value.trim().slice(0, 64).replace(/[^A-Za-z0-9._@-]/g, "-") || "person")
-  const personId = () => "person:" + personName()
   personField.addEventListener("change", () => {
     localStorage.setItem("agent-terminal.person", personName())
     if (state.selected !== undefined) select(state.selected)
@@ -152,7 +167,8 @@
 
   const setControl = (control) => {
     state.control = control
-    const mine = control !== null && control.holder === personId()
+    // the server says who this socket is (its sign-in), whatever name it gave
+    const mine = control !== null && control.holderId === state.person
     if (mine && !state.mine) state.lastInput = Date.now()
     state.mine = mine
     $("take").disabled = state.selected === undefined || control !== null
@@ -203,6 +219,7 @@
       const message = JSON.parse(event.data)
       switch (message.type) {
         case "snapshot":
+          state.person = message.person
           term.resize(message.cols, message.rows)
           term.write(message.data)
           if (message.pending) term.write(Uint8Array.from(atob(message.pending), (c) => c.charCodeAt(0)))

@@ -3,12 +3,15 @@
  * second for what changes without an event: busy, cwd, the foreground program). `/live/terminal/:id`: one
  * session's watch — a JSON `snapshot` first, then the pty's bytes as binary messages in order, JSON for
  * resizes, the exit, a dropped watcher and the control lease — and, from the page, `take`, `input`,
- * `resize`, `release` (the person is named by the socket's `person` parameter). A socket that holds the
- * lease when it closes hands it back.
+ * `resize`, `release`. The person is the socket's credential (its signed-in session, or the token); the
+ * socket's `person` parameter is only the name they are shown by. A socket that holds the lease when it
+ * closes hands it back. Each credential has at most `maxSocketsPerPerson` sockets open (`Sockets`), and a
+ * socket's messages wait in a bounded inbox: a client that sends faster than they are answered is closed.
  */
 import { Oversight, Watch } from "@agent-terminal/core"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Socket from "@effect/platform/Socket"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -17,6 +20,32 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 
 type Write = (chunk: Uint8Array | string | Socket.CloseEvent) => Effect.Effect<void, Socket.SocketError>
+
+/** The default of how many sockets one credential may hold open at once. */
+export const DEFAULT_SOCKETS_PER_PERSON = 16
+
+/** Messages of one socket waiting to be answered, at most: past it the client is closed (1008). */
+export const INBOX_MESSAGES = 256
+
+/** The sockets each credential holds open. */
+export class Sockets {
+  readonly #open = new Map<string, number>()
+  constructor(readonly maxPerPerson: number) {}
+
+  /** Take a place for `person`'s socket (`false`: they hold the most already); release it with `release`. */
+  acquire(person: string): boolean {
+    const held = this.#open.get(person) ?? 0
+    if (held >= this.maxPerPerson) return false
+    this.#open.set(person, held + 1)
+    return true
+  }
+
+  release(person: string): void {
+    const held = (this.#open.get(person) ?? 1) - 1
+    if (held <= 0) this.#open.delete(person)
+    else this.#open.set(person, held)
+  }
+}
 
 const json = (value: unknown) => JSON.stringify(value)
 
@@ -98,7 +127,7 @@ const errorOf = (error: { readonly _tag: string; readonly message: string }) =>
 export const terminal = (
   request: HttpServerRequest.HttpServerRequest,
   sessionId: string,
-  person: string,
+  person: { readonly id: string; readonly name: string },
   maxBufferedBytes: number
 ) =>
   Effect.gen(function*() {
@@ -106,19 +135,26 @@ export const terminal = (
     const watch = yield* oversight.watch(sessionId, { maxBufferedBytes })
     const control = (yield* oversight.sessions).find((session) => session.sessionId === sessionId)?.control
     const socket = yield* request.upgrade
-    const inbox = yield* Mailbox.make<ClientMessage>()
+    const inbox = yield* Mailbox.make<ClientMessage>({ capacity: INBOX_MESSAGES })
+    const overflow = yield* Deferred.make<void>()
     // one message at a time, in order (the socket would run each message's effect on its own fiber); the
     // reader accepts the WebSocket, so it runs first and the writer waits for it to open
     const reader = yield* Effect.forkScoped(socket.runRaw((raw) => {
       const message = parse(raw)
-      if (message !== undefined) inbox.unsafeOffer(message)
+      if (message !== undefined && !inbox.unsafeOffer(message)) Deferred.unsafeDone(overflow, Effect.void)
     }))
     const write: Write = yield* socket.writer
+    yield* Deferred.await(overflow).pipe(
+      Effect.zipRight(write(new Socket.CloseEvent(1008, "too many messages waiting: slow down"))),
+      Effect.ignore,
+      Effect.forkScoped
+    )
     const { snapshot } = watch
     yield* write(json({
       type: "snapshot",
       sessionId,
-      person,
+      person: person.id,
+      name: person.name,
       cols: snapshot.cols,
       rows: snapshot.rows,
       data: snapshot.data,
@@ -155,7 +191,7 @@ export const terminal = (
         case "take":
           // the lease and the socket's knowledge of it at once: an interruption between them (the socket
           // closing) would leave a lease no finalizer hands back
-          return oversight.take(sessionId, person).pipe(
+          return oversight.take(sessionId, person.id, person.name).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
                 taken.now = true
@@ -165,7 +201,7 @@ export const terminal = (
             Effect.flatMap((state) => write(json({ type: "control", control: state })))
           )
         case "release":
-          return oversight.handBack(sessionId, person).pipe(
+          return oversight.handBack(sessionId, person.id).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
                 taken.now = false
@@ -174,14 +210,14 @@ export const terminal = (
             Effect.flatMap((note) => write(json({ type: "control", control: null, note })))
           )
         case "input":
-          return oversight.input(sessionId, person, message.data)
+          return oversight.input(sessionId, person.id, message.data)
         case "resize":
-          return Effect.asVoid(oversight.resize(sessionId, person, message.cols, message.rows))
+          return Effect.asVoid(oversight.resize(sessionId, person.id, message.cols, message.rows))
       }
     }
     // added before the message loop is forked, so it runs after that loop has stopped (finalizers run in
     // reverse): a `take` the loop was still answering cannot land after the hand-back
-    yield* Effect.addFinalizer(() => taken.now ? Effect.ignore(oversight.handBack(sessionId, person)) : Effect.void)
+    yield* Effect.addFinalizer(() => taken.now ? Effect.ignore(oversight.handBack(sessionId, person.id)) : Effect.void)
     yield* inbox.take.pipe(
       Effect.flatMap((message) =>
         answer(message).pipe(
