@@ -1,6 +1,7 @@
 /**
  * The daemon: one long-lived process that owns the terminals, tasks and one-shot runs, serving the protocol
- * on a Unix socket (its directory 0700, the socket 0600). A second daemon on the same socket is refused; the
+ * on a Unix socket (its directory 0700, the socket 0600) in length-prefixed frames (`Framing`), each
+ * connection bounded: a frame's size (64 KiB until its `Hello`), and a `Hello` within `helloTimeoutMs`. A second daemon on the same socket is refused; the
  * stale socket of a dead daemon is detected and replaced. Each connection is bound to one owner by its
  * handshake: an anonymous owner's terminals close with its connection, a named owner's are kept for
  * `detachedTtlMs` after its last connection went, then closed with their whole tree. The registry records
@@ -12,16 +13,17 @@
 import { Exec, type PtyService, type TaskRuntime } from "@agent-terminal/core"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as SocketServer from "@effect/platform/SocketServer"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Framing from "./Framing.js"
 import * as handlers from "./internal/handlers.js"
 import * as owners from "./internal/owners.js"
 import * as socketFile from "./internal/socketFile.js"
+import * as socketProtocol from "./internal/socketProtocol.js"
 import * as Paths from "./Paths.js"
 import { DaemonRpcs } from "./Protocol.js"
 import type { RegistryError } from "./TerminalRegistry.js"
@@ -53,17 +55,27 @@ export interface Options {
   readonly detachedTtlMs?: number | undefined
   /** How often the daemon records that it is alive (what a later run reports as the time of a death). */
   readonly heartbeatMs?: number | undefined
+  /** The bound of one frame a client sends after its `Hello` (default `Framing.defaultMaxFrameBytes`, 16 MiB). */
+  readonly maxFrameBytes?: number | undefined
+  /** How long a connection has to say `Hello` before it is closed (default 5000 ms). */
+  readonly helloTimeoutMs?: number | undefined
 }
+
+/**
+ * The default time a connection has to say `Hello`: 5 seconds.
+ *
+ * @since 0.3.0
+ */
+export const defaultHelloTimeoutMs = 5_000
 
 const serverRpcs = (
   context: handlers.Context,
   socketServer: SocketServer.SocketServer["Type"],
-  disconnected: (clientId: number) => Effect.Effect<void>
+  disconnected: (clientId: number) => Effect.Effect<void>,
+  bounds: socketProtocol.Bounds
 ) =>
   Effect.gen(function*() {
-    const inner = yield* RpcServer.makeProtocolSocketServer.pipe(
-      Effect.provideService(SocketServer.SocketServer, socketServer)
-    )
+    const inner = yield* socketProtocol.make(socketServer, bounds)
     // The server takes disconnects from the protocol; the daemon hears of each one first (owner lifecycle).
     const disconnects = yield* Mailbox.make<number>()
     yield* inner.disconnects.take.pipe(
@@ -80,7 +92,7 @@ const serverRpcs = (
       Effect.provideService(RpcServer.Protocol, protocol),
       Effect.forkScoped
     )
-  }).pipe(Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack))
+  })
 
 /**
  * Serve the protocol on the socket over the services in context, until the layer is released: then every
@@ -135,7 +147,10 @@ export const layer = (
     )
     const inode = socketFile.inodeOf(socket)
     yield* Effect.addFinalizer(() => Effect.sync(() => socketFile.removeIfOurs(socket, inode)))
-    yield* serverRpcs({ owners: lifecycle, runId }, socketServer, lifecycle.disconnected)
+    yield* serverRpcs({ owners: lifecycle, runId }, socketServer, lifecycle.disconnected, {
+      maxFrameBytes: options.maxFrameBytes ?? Framing.defaultMaxFrameBytes,
+      helloTimeoutMs: options.helloTimeoutMs ?? defaultHelloTimeoutMs
+    })
     // Released first: the connections that end while the daemon stops do not close their owners' terminals
     // one by one (the services close them all), so they are recorded as `daemon-stopped`.
     yield* Effect.addFinalizer(() => lifecycle.stop)

@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
  *
  * @since 0.2.0
  */
-export const PROTOCOL_VERSION = 1
+export const PROTOCOL_VERSION = 2
 
 /**
  * The client and the daemon speak different protocol versions: nothing runs until both are the same version.

@@ -15,7 +15,6 @@ import { Exec, Ids, PtyService, TaskRuntime, type Watch } from "@agent-terminal/
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type { RpcClientError } from "@effect/rpc/RpcClientError"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -26,6 +25,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as net from "node:net"
+import * as Framing from "./Framing.js"
 import * as Paths from "./Paths.js"
 import type { HandshakeRequired, HelloResult, OwnerCredential } from "./Protocol.js"
 import { DaemonRpcs, DaemonUnavailable, OwnerRejected, PROTOCOL_VERSION, ProtocolMismatch } from "./Protocol.js"
@@ -108,7 +108,7 @@ export const connect = (
       const protocol = yield* Layer.build(
         RpcClient.layerProtocolSocket({ retryTransientErrors: false, retrySchedule: Schedule.recurs(0) }).pipe(
           Layer.provide(NodeSocket.layerNet({ path: socket })),
-          Layer.provide(RpcSerialization.layerMsgPack)
+          Layer.provide(Framing.layerClient)
         )
       )
       const client = yield* RpcClient.make(DaemonRpcs, { disableTracing: true }).pipe(Effect.provide(protocol))

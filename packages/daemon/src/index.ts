@@ -7,6 +7,10 @@ export * as Credentials from "./Credentials.js"
  */
 export * as DaemonServer from "./DaemonServer.js"
 /**
+ * @since 0.3.0
+ */
+export * as Framing from "./Framing.js"
+/**
  * @since 0.2.0
  */
 export * as Paths from "./Paths.js"

@@ -1,13 +1,12 @@
 import { Ids, PtyService } from "@agent-terminal/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as path from "node:path"
-import { Protocol, RemoteTerminal } from "../src/index.js"
+import { Framing, Protocol, RemoteTerminal } from "../src/index.js"
 import { daemonLayer, tempDir } from "./support.js"
 
 const withDaemon = Effect.gen(function*() {
@@ -23,7 +22,7 @@ const rawClient = (socket: string) =>
     const protocol = yield* Layer.build(
       RpcClient.layerProtocolSocket({ retryTransientErrors: false, retrySchedule: Schedule.recurs(0) }).pipe(
         Layer.provide(NodeSocket.layerNet({ path: socket })),
-        Layer.provide(RpcSerialization.layerMsgPack)
+        Layer.provide(Framing.layerClient)
       )
     )
     return yield* RpcClient.make(Protocol.DaemonRpcs, { disableTracing: true }).pipe(Effect.provide(protocol))

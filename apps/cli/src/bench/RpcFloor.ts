@@ -1,15 +1,16 @@
 /**
  * The floor of the daemon's round trip: a no-op `Ping` through the same `@effect/rpc` stack the daemon uses
- * (its socket protocol over a Unix socket, msgpack), between two processes of their own. Forked by the
+ * (its socket protocol over a Unix socket, msgpack in the daemon's length-prefixed frames), between two
+ * processes of their own. Forked by the
  * `daemon` group twice: `serve <socket>` answers pings; `<socket>` connects and, for each IPC message
  * `{ n }`, pings n times and reports the round trips' wall times (as `DaemonClient` does for `true`).
  */
+import { Framing } from "@agent-terminal/daemon"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +26,7 @@ const serve = (socket: string) =>
       Layer.provide(Floor.toLayer({ Ping: ({ n }) => Effect.succeed({ n }) })),
       Layer.provide(RpcServer.layerProtocolSocketServer),
       Layer.provide(NodeSocketServer.layer({ path: socket })),
-      Layer.provide(RpcSerialization.layerMsgPack)
+      Layer.provide(Framing.layerClient)
     ),
     Layer.effectDiscard(Effect.sync(() => process.send!({ ready: true })))
   ))
@@ -54,7 +55,7 @@ const ping = (socket: string) =>
     Effect.provide(
       RpcClient.layerProtocolSocket().pipe(
         Layer.provide(NodeSocket.layerNet({ path: socket })),
-        Layer.provide(RpcSerialization.layerMsgPack)
+        Layer.provide(Framing.layerClient)
       )
     )
   )
