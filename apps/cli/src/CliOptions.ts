@@ -4,6 +4,7 @@
  */
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
+import * as Option from "effect/Option"
 
 /** An optional integer option with an environment fallback. */
 export const integer = (flag: string, env: string, description: string) =>
@@ -18,7 +19,9 @@ export const text = (flag: string, env: string, description: string) =>
   Options.text(flag).pipe(
     Options.withDescription(`${description} Environment: ${env}.`),
     Options.withFallbackConfig(Config.string(env)),
-    Options.optional
+    Options.optional,
+    // an empty value (AGENT_TERMINAL_SOCKET="") means the default, not the empty path
+    Options.map(Option.filter((value) => value !== ""))
   )
 
 /** What an option parses to. */

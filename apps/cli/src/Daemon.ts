@@ -5,7 +5,7 @@
  */
 import { Errors, PtyService, type TerminalConfig } from "@agent-terminal/core"
 import { Paths, Protocol, RemoteTerminal } from "@agent-terminal/daemon"
-import { Bubblewrap } from "@agent-terminal/node"
+import { Bubblewrap, StateFiles } from "@agent-terminal/node"
 import { Args, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -179,8 +179,14 @@ export const credentialOf = (options: ClientOptions) =>
 
 const keepSecret = (file: string) => (secret: string) =>
   Effect.sync(() => {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 })
+    StateFiles.privateDirectory(path.dirname(file))
+    // a new file, never through a link (O_EXCL): the secret was issued because none was there
+    const fd = StateFiles.openPrivate(file, fs.constants.O_CREAT | fs.constants.O_EXCL)
+    try {
+      fs.writeSync(fd, `${secret}\n`)
+    } finally {
+      fs.closeSync(fd)
+    }
   }).pipe(Effect.zipRight(Effect.logInfo(`agent-terminal: the daemon issued this owner's secret; kept in ${file}`)))
 
 /**

@@ -16,7 +16,14 @@ import {
   TerminalConfig
 } from "@agent-terminal/core"
 import { Paths } from "@agent-terminal/daemon"
-import { Bubblewrap, Doctor as NodeDoctor, FileRecordings, NodeTerminal, Reaper } from "@agent-terminal/node"
+import {
+  Bubblewrap,
+  Doctor as NodeDoctor,
+  FileRecordings,
+  NodeTerminal,
+  Reaper,
+  StateFiles
+} from "@agent-terminal/node"
 import { Deployment, Handlers, McpStdio } from "@agent-terminal/tools"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
@@ -116,6 +123,38 @@ export const settingsOptions = {
     "AGENT_TERMINAL_CONTROL_IDLE_MS",
     "A person's control of a terminal in the live view goes back to the agent after this long without input " +
       "(ms; default 300000)."
+  ),
+  recordingsMaxBytes: integer(
+    "recordings-max-bytes",
+    "AGENT_TERMINAL_RECORDINGS_MAX_BYTES",
+    "All recordings together take at most this much disk (bytes; default 1073741824): the oldest finished " +
+      "ones are removed first, checked at start, before each recording and every 10 minutes."
+  ),
+  recordingsMaxAgeMs: integer(
+    "recordings-max-age-ms",
+    "AGENT_TERMINAL_RECORDINGS_MAX_AGE_MS",
+    "A finished recording is removed once it is this old (ms; default 2592000000, 30 days)."
+  ),
+  maxTerminalsPerOwner: integer(
+    "max-terminals-per-owner",
+    "AGENT_TERMINAL_MAX_TERMINALS_PER_OWNER",
+    "Open terminals one owner may hold (default 32); one more is refused with LimitReached."
+  ),
+  maxTasksPerOwner: integer(
+    "max-tasks-per-owner",
+    "AGENT_TERMINAL_MAX_TASKS_PER_OWNER",
+    "Live background tasks one owner may hold (default 64); one more is refused with LimitReached."
+  ),
+  maxTerminals: integer(
+    "max-terminals",
+    "AGENT_TERMINAL_MAX_TERMINALS",
+    "Open terminals of every owner together (default 256; its last sixteenth kept for owners who hold none); " +
+      "one more is refused with LimitReached naming this cap."
+  ),
+  maxTasks: integer(
+    "max-tasks",
+    "AGENT_TERMINAL_MAX_TASKS",
+    "Live background tasks of every owner together (default 1024); one more is refused with LimitReached."
   )
 }
 
@@ -216,8 +255,15 @@ const flags: Record<string, string> = {
   memoryMaxBytes: "--memory-max-bytes / AGENT_TERMINAL_MEMORY_MAX_BYTES",
   recordingMaxBytes: "--recording-max-bytes / AGENT_TERMINAL_RECORDING_MAX_BYTES",
   controlIdleMs: "--control-idle-ms / AGENT_TERMINAL_CONTROL_IDLE_MS",
+  recordingsMaxBytes: "--recordings-max-bytes / AGENT_TERMINAL_RECORDINGS_MAX_BYTES",
+  recordingsMaxAgeMs: "--recordings-max-age-ms / AGENT_TERMINAL_RECORDINGS_MAX_AGE_MS",
+  maxTerminalsPerOwner: "--max-terminals-per-owner / AGENT_TERMINAL_MAX_TERMINALS_PER_OWNER",
+  maxTasksPerOwner: "--max-tasks-per-owner / AGENT_TERMINAL_MAX_TASKS_PER_OWNER",
+  maxTerminals: "--max-terminals / AGENT_TERMINAL_MAX_TERMINALS",
+  maxTasks: "--max-tasks / AGENT_TERMINAL_MAX_TASKS",
   detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
   tools: "--tools / AGENT_TERMINAL_TOOLS",
+  stateDir: "AGENT_TERMINAL_STATE_DIR",
   ...HttpTransport.flags
 }
 
@@ -242,7 +288,13 @@ export const configInput = (options: SettingsOptions): TerminalConfig.TerminalCo
     recordAll: options.record ? true : undefined,
     recordInput: options.recordInput ? true : undefined,
     recordingMaxBytes: given(options.recordingMaxBytes),
-    controlIdleMs: given(options.controlIdleMs)
+    controlIdleMs: given(options.controlIdleMs),
+    recordingsMaxBytes: given(options.recordingsMaxBytes),
+    recordingsMaxAgeMs: given(options.recordingsMaxAgeMs),
+    maxTerminalsPerOwner: given(options.maxTerminalsPerOwner),
+    maxTasksPerOwner: given(options.maxTasksPerOwner),
+    maxTerminals: given(options.maxTerminals),
+    maxTasks: given(options.maxTasks)
   }
   return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined))
 }
@@ -259,11 +311,14 @@ export const withSettings = <A, E, R>(
   return TerminalConfig.make(input).pipe(
     Effect.matchEffect({
       onFailure: (invalid) => refuse(invalid.field, invalid.message),
-      onSuccess: (settings) =>
-        Either.match(ShellDialects.resolve(NodeTerminal.dialects, settings.shell), {
+      onSuccess: (settings) => {
+        const stateDir = StateFiles.problem(Paths.stateDir())
+        if (stateDir !== undefined) return refuse("stateDir", `invalid state directory: ${stateDir}`)
+        return Either.match(ShellDialects.resolve(NodeTerminal.dialects, settings.shell), {
           onLeft: (invalid) => refuse("shell", invalid.message),
           onRight: () => use(settings, input)
         })
+      }
     })
   )
 }
@@ -354,11 +409,22 @@ export const stderrLogger = Layer.mergeAll(
 export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
   NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
     Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers)),
-    Layer.provide(recordingsLayer)
+    Layer.provide(recordingsLayer(input))
   )
 
-/** Recordings go to `<state dir>/recordings` (the sandbox masks the state directory). */
-export const recordingsLayer = Layer.suspend(() => FileRecordings.layer({ directory: Paths.recordingsPath() }))
+/**
+ * Recordings go to `<state dir>/recordings` (the sandbox masks the state directory), under the budget the
+ * settings give (`recordingsMaxBytes`, `recordingsMaxAgeMs`).
+ */
+export const recordingsLayer = (input: TerminalConfig.TerminalConfigInput) =>
+  Layer.unwrapEffect(
+    Effect.map(TerminalConfig.make(input), (settings) =>
+      FileRecordings.layer({
+        directory: Paths.recordingsPath(),
+        maxTotalBytes: settings.recordingsMaxBytes,
+        maxAgeMs: settings.recordingsMaxAgeMs
+      })).pipe(Effect.orDie)
+  )
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * first ends what dead owners left behind, and says what it reaped.
  */
 import { DaemonServer, Paths, TerminalRegistry } from "@agent-terminal/daemon"
-import { type Bubblewrap, NodeTerminal, Reaper } from "@agent-terminal/node"
+import { type Bubblewrap, NodeTerminal, Reaper, StateFiles } from "@agent-terminal/node"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -42,7 +42,7 @@ export type ServeOptions = { readonly [K in keyof typeof options]: Parsed<(typeo
 /** Log lines appended to `file` (logfmt), and nothing to stdout or stderr. */
 const fileLogger = (file: string) => {
   fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
-  const fd = fs.openSync(file, "a", 0o600)
+  const fd = StateFiles.openPrivate(file, fs.constants.O_CREAT | fs.constants.O_APPEND)
   return Layer.mergeAll(
     Logger.remove(Logger.defaultLogger),
     Logger.remove(Logger.prettyLoggerDefault),
@@ -88,7 +88,7 @@ export const run = (parsed: ServeOptions) => {
             // The live view's audit goes into the registry (control_audit); recordings under the state directory.
             const terminalsWith = (confined: Bubblewrap.Options) =>
               NodeTerminal.layer(input, { sandbox: confined, reaper: true, killOnSignals: false }).pipe(
-                Layer.provide(Layer.merge(TerminalRegistry.auditLayer, Mcp.recordingsLayer)),
+                Layer.provide(Layer.merge(TerminalRegistry.auditLayer, Mcp.recordingsLayer(input))),
                 Layer.provideMerge(registry)
               )
             const app = Option.match(http, {

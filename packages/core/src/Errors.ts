@@ -183,14 +183,16 @@ export class TaskNotFound extends Schema.TaggedError<TaskNotFound>("@agent-termi
 }
 
 /**
- * An owner reached a cap: `limit` names what is capped (`terminals`: open sessions; `tasks`: live background
- * tasks), `max` is the cap. Nothing was started; close or end something first.
+ * A cap was reached: `limit` names what is capped (`terminals`: open sessions; `tasks`: live background
+ * tasks; `file descriptors`: what the server process may still open), `max` is the cap, and `scope` whose cap
+ * it is — the owner's own (the default), or the server's, shared by every owner. Nothing was started; close
+ * or end something first.
  *
  * @since 0.2.0
  */
 export class LimitReached extends Schema.TaggedError<LimitReached>("@agent-terminal/LimitReached")(
   "LimitReached",
-  { limit: Schema.String, max: Schema.Number }
+  { limit: Schema.String, max: Schema.Number, scope: Schema.optional(Schema.Literal("owner", "server")) }
 ) {
   override get message() {
     const what = this.limit === "terminals"
@@ -198,7 +200,10 @@ export class LimitReached extends Schema.TaggedError<LimitReached>("@agent-termi
       : this.limit === "tasks"
       ? "live background tasks (wait for one, or end it with task_kill)"
       : this.limit
-    return `limit reached: at most ${this.max} ${what} per owner`
+    return this.scope === "server"
+      ? `limit reached: this server holds at most ${this.max} ${what}, all owners together; ` +
+        "its operator sets the cap (--max-terminals, --max-tasks)"
+      : `limit reached: at most ${this.max} ${what} per owner`
   }
 }
 

@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
-import type { CleanupFailed, InvalidInput, SandboxUnavailable, SpawnFailed } from "./Errors.js"
+import type { CleanupFailed, InvalidInput, LimitReached, SandboxUnavailable, SpawnFailed } from "./Errors.js"
 import type { SignalName } from "./Session.js"
 
 /**
@@ -153,6 +153,6 @@ export class PtyBackend extends Context.Tag("@agent-terminal/core/PtyBackend")<
   {
     readonly spawn: (
       request: SpawnRequest
-    ) => Effect.Effect<PtyProcess, SpawnFailed | SandboxUnavailable | InvalidInput, Scope.Scope>
+    ) => Effect.Effect<PtyProcess, SpawnFailed | SandboxUnavailable | InvalidInput | LimitReached, Scope.Scope>
   }
 >() {}

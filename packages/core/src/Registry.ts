@@ -51,6 +51,11 @@ export class Registry<K extends string, V> {
    */
   constructor(readonly ownerOf: (entry: V) => OwnerId, readonly tombstones = 1024) {}
 
+  /** How many entries are live, every owner's together. */
+  get size(): number {
+    return this.#live.size
+  }
+
   /** The live entry with this id, whoever owns it. */
   get(id: K): V | undefined {
     return this.#live.get(id)

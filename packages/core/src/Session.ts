@@ -96,7 +96,11 @@ export const OpenRequest = Schema.Struct({
   argv: Schema.optional(Argv),
   cols: Schema.optional(Columns),
   rows: Schema.optional(Rows),
-  /** Record the session as asciicast v2 (the live view lists, downloads and replays recordings). */
+  /**
+   * Record the session as asciicast v2 (the live view lists, downloads and replays recordings). Refused
+   * (`InvalidInput`) for an owner whose sandbox is read-only: a recording is written to the server's disk,
+   * which such an owner may not fill; only the server's configuration records its sessions.
+   */
   record: Schema.optional(Schema.Boolean)
 })
 /** @since 0.1.0 */
@@ -146,7 +150,9 @@ export type ResourceLimits = typeof ResourceLimits.Type
 export const OpenResult = Schema.Struct({
   ...SessionInfo.fields,
   motd: Schema.String,
-  limits: ResourceLimits
+  limits: ResourceLimits,
+  /** The session is recorded (asciicast v2): asked with `record: true`, or the server records every session. */
+  recording: Schema.optional(Schema.Boolean)
 })
 /** @since 0.1.0 */
 export type OpenResult = typeof OpenResult.Type

@@ -176,6 +176,8 @@ export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")
 export interface Options {
   /** Live (not ended) tasks one owner may hold; one more is refused with `LimitReached`. Default 64. */
   readonly maxLivePerOwner?: number | undefined
+  /** Live tasks of every owner together; one more is `LimitReached` (scope `server`). Default: no cap. */
+  readonly maxLive?: number | undefined
 }
 
 /**
@@ -203,13 +205,16 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
 export const layer: Layer.Layer<TaskRuntime> = Layer.scoped(TaskRuntime, make)
 
 /**
- * The in-memory runtime with its cap from the settings (`maxTasksPerOwner`).
+ * The in-memory runtime with its caps from the settings (`maxTasksPerOwner`, `maxTasks`).
  *
  * @since 0.2.0
  */
 export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.TerminalSettings> = Layer.scoped(
   TaskRuntime,
-  Effect.flatMap(TerminalConfig.TerminalSettings, (config) => makeWith({ maxLivePerOwner: config.maxTasksPerOwner }))
+  Effect.flatMap(
+    TerminalConfig.TerminalSettings,
+    (config) => makeWith({ maxLivePerOwner: config.maxTasksPerOwner, maxLive: config.maxTasks })
+  )
 )
 
 /**

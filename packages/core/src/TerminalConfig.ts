@@ -58,6 +58,14 @@ export const TerminalConfigSchema = Schema.Struct({
   /** Live background tasks (background sends, one-shot runs) one owner may hold; one more is `LimitReached`. */
   maxTasksPerOwner: positive("maxTasksPerOwner", 64),
   /**
+   * Open (and opening) terminals of every owner together; one more is `LimitReached` (scope `server`). The
+   * last sixteenth of them is kept for owners who hold none, so that many owners of one client cannot lock
+   * out everyone else.
+   */
+  maxTerminals: positive("maxTerminals", 256),
+  /** Live background tasks of every owner together; one more is `LimitReached` (scope `server`). */
+  maxTasks: positive("maxTasks", 1024),
+  /**
    * At most this many processes and threads in one session (or one-shot run), all of its tree together
    * (cgroup `pids.max`, where the host delegates the controller). 0: no limit.
    */
@@ -74,7 +82,11 @@ export const TerminalConfigSchema = Schema.Struct({
   /** Recordings include input events (`i`), what a person typed with echo off redacted to its length. */
   recordInput: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** A recording stops (and says so) once its file would pass this many bytes: 64 MiB. */
-  recordingMaxBytes: positive("recordingMaxBytes", 64 * 1024 * 1024)
+  recordingMaxBytes: positive("recordingMaxBytes", 64 * 1024 * 1024),
+  /** All recordings together take at most this many bytes (older ones are removed first): 1 GiB. */
+  recordingsMaxBytes: positive("recordingsMaxBytes", 1024 * 1024 * 1024),
+  /** A finished recording is removed once it is this old (ms): 30 days. */
+  recordingsMaxAgeMs: positive("recordingsMaxAgeMs", 30 * 24 * 3600 * 1000)
 })
 
 /**
@@ -108,8 +120,12 @@ const positiveFields = [
   "rows",
   "maxTerminalsPerOwner",
   "maxTasksPerOwner",
+  "maxTerminals",
+  "maxTasks",
   "controlIdleMs",
-  "recordingMaxBytes"
+  "recordingMaxBytes",
+  "recordingsMaxBytes",
+  "recordingsMaxAgeMs"
 ] as const
 
 const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs", "pidsMax"] as const

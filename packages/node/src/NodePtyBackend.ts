@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as pty from "node-pty"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import * as Descriptors from "./internal/descriptors.js"
 import { findProgram } from "./internal/executable.js"
 import { discardPendingInput, makePtyWriter, readOutputNow, readToTheEnd } from "./internal/ptyWriter.js"
 import * as Signals from "./Signals.js"
@@ -68,6 +69,7 @@ const signalName = (signal: number | undefined): string | null => {
  */
 export const spawn = (request: PtyBackend.SpawnRequest) =>
   Effect.gen(function*() {
+    yield* Descriptors.checkHeadroom
     yield* checkCwd(request.cwd)
     yield* checkProgram(request)
     const container = yield* Teardown.contain(request.label, {

@@ -49,6 +49,10 @@ export * as Reaper from "./Reaper.js"
  */
 export * as Signals from "./Signals.js"
 /**
+ * @since 0.3.0
+ */
+export * as StateFiles from "./StateFiles.js"
+/**
  * @since 0.1.0
  */
 export * as Teardown from "./Teardown.js"

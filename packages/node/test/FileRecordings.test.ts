@@ -33,4 +33,49 @@ describe("FileRecordings", () => {
       yield* file.close
       expect(linesOf(at)).toEqual(["[0.1, \"o\", \"a\"]", "[0.2, \"o\", \"b\"]", "[0.3, \"o\", \"c\"]"])
     }))
+
+  it.scopedLive("under a budget: old and excess recordings are pruned oldest first, a new one refused while full", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const directory = path.join(dir, "recordings")
+      fs.mkdirSync(directory, { mode: 0o700 })
+      const old = Date.now() / 1000 - 40 * 24 * 3600
+      for (
+        const [name, age] of [["s-a-1.cast", old], ["s-b-2.cast", Date.now() / 1000 - 30], [
+          "s-c-3.cast",
+          Date.now() / 1000 - 20
+        ]] as const
+      ) {
+        fs.writeFileSync(path.join(directory, name), "x".repeat(4000), { mode: 0o600 })
+        fs.utimesSync(path.join(directory, name), age, age)
+      }
+      // at start: the 40-day-old one goes (age), then the oldest until within 6000 bytes
+      const store = FileRecordings.make({ directory, maxTotalBytes: 6000 })
+      expect(fs.readdirSync(directory).sort()).toEqual(["s-c-3.cast"])
+      const live = Option.getOrThrow(yield* store.create({ sessionId: "s-live", startedAt: 4 }))
+      live.write("y".repeat(1999))
+      // the budget is used up by the live one and the last finished: a second live one is refused
+      expect(Option.isNone(yield* store.create({ sessionId: "s-more", startedAt: 5 }))).toBe(true)
+      // and the live one takes no line past the budget
+      live.write("z".repeat(3000))
+      yield* live.close
+      expect(fs.readFileSync(path.join(directory, live.name), "utf8")).toBe(`${"y".repeat(1999)}\n`)
+      const total = fs.readdirSync(directory).reduce(
+        (sum, name) => sum + fs.statSync(path.join(directory, name)).size,
+        0
+      )
+      expect(total).toBeLessThanOrEqual(6000)
+    }))
+
+  it.scopedLive("a recordings directory that is a symbolic link is refused: nothing is written where it points", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const elsewhere = path.join(dir, "elsewhere")
+      fs.mkdirSync(elsewhere, { mode: 0o755 })
+      fs.symlinkSync(elsewhere, path.join(dir, "recordings"))
+      const store = FileRecordings.make({ directory: path.join(dir, "recordings") })
+      expect(Option.isNone(yield* store.create({ sessionId: "s-1", startedAt: 1 }))).toBe(true)
+      expect(fs.readdirSync(elsewhere)).toEqual([])
+      expect(fs.statSync(elsewhere).mode & 0o777).toBe(0o755)
+    }))
 })

@@ -27,3 +27,6 @@ export * as Matcher from "./Matcher.js"
 
 /** @since 0.3.0 */
 export * as OutputWatch from "./OutputWatch.js"
+
+/** @since 0.3.0 */
+export * as SafeReplay from "./SafeReplay.js"

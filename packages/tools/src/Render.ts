@@ -123,7 +123,7 @@ export const openResult = (result: Session.OpenResult, maxBytes: number): string
   bounded(
     `[session: ${result.sessionId}] [name: ${result.name}]${
       result.shell !== undefined ? ` [shell: ${result.shell}]` : ""
-    } [pid: ${result.pid}] [${status(result.status)}]`,
+    } [pid: ${result.pid}] [${status(result.status)}]${result.recording === true ? " [recorded]" : ""}`,
     result.motd,
     maxBytes,
     `[session: ${result.sessionId}] [pid: ${result.pid}] [${result.status._tag}] [name: ${result.name}]`

@@ -202,6 +202,14 @@ export const open = (deps: Deps) =>
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const reservation = yield* reserve(deps, owner, type, request.name)
+        if (request.record === true && !deps.config.recordAll && reservation.policy.mode === "read-only") {
+          deps.sessions.discard(reservation.id)
+          return yield* new InvalidInput({
+            field: "record",
+            reason: "a read-only sandbox cannot turn recording on (a recording is written to the server's disk); " +
+              "the server's own configuration decides whether its sessions are recorded"
+          })
+        }
         const scope = yield* Scope.fork(deps.sessionsScope, ExecutionStrategy.sequential)
         const started = yield* Effect.exit(restore(start(deps, owner, request, type, reservation, scope)))
         if (Exit.isFailure(started)) {
@@ -212,7 +220,12 @@ export const open = (deps: Deps) =>
         const { motd, runtime } = started.value
         deps.sessions.set(runtime.id, { _tag: "Open", runtime })
         deps.changes.unsafeOffer(undefined)
-        return { ...infoOf(runtime), motd, limits: appliedLimits(runtime.process.limits) } satisfies OpenResult
+        return {
+          ...infoOf(runtime),
+          motd,
+          limits: appliedLimits(runtime.process.limits),
+          recording: runtime.watchers.recording !== undefined
+        } satisfies OpenResult
       })
     )
   })

@@ -92,8 +92,9 @@ export interface Reservation {
 }
 
 /**
- * Take a place for a new session of `owner`: refused when the name is taken (`DuplicateName`) or the owner
- * holds `maxTerminalsPerOwner` sessions already (`LimitReached`). The owner's policy is read in the same
+ * Take a place for a new session of `owner`: refused when the name is taken (`DuplicateName`), the owner
+ * holds `maxTerminalsPerOwner` sessions already, or the server `maxTerminals` (`LimitReached`, scope
+ * `server`; its last sixteenth kept for owners who hold none). The owner's policy is read in the same
  * step that registers the opening session, so a concurrent `configureSandbox` either sees this session or
  * is seen by it.
  */
@@ -112,7 +113,14 @@ export const reserve = (
       }
     }
     const max = deps.config.maxTerminalsPerOwner
-    if (deps.sessions.countOf(owner) >= max) return Effect.fail(new LimitReached({ limit: "terminals", max }))
+    const held = deps.sessions.countOf(owner)
+    if (held >= max) return Effect.fail(new LimitReached({ limit: "terminals", max }))
+    const serverMax = deps.config.maxTerminals
+    // the last sixteenth of the server's places (at least one) goes only to owners who hold none
+    const open = held === 0 ? serverMax : serverMax - Math.max(1, Math.floor(serverMax / 16))
+    if (deps.sessions.size >= open) {
+      return Effect.fail(new LimitReached({ limit: "terminals", max: serverMax, scope: "server" }))
+    }
     const id = deps.sessions.mint(() => SessionId.make(`s-${randomHex()}`))
     if (id === undefined) return Effect.dieMessage("session ids keep colliding: the random source is broken")
     const policy = policyOf(deps, owner)

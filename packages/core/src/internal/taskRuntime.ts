@@ -68,6 +68,7 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
     const clock = yield* Effect.clock
     const now = () => clock.unsafeCurrentTimeMillis()
     const maxLive = options.maxLivePerOwner ?? 64
+    const maxLiveAll = options.maxLive ?? Number.POSITIVE_INFINITY
     const tasks = new Registry<TaskId, Entry>((entry) => entry.owner, 0)
     const completions = yield* PubSub.unbounded<TaskEvent>()
     yield* Effect.addFinalizer(() => PubSub.shutdown(completions))
@@ -119,11 +120,24 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
     const pending = new Map<OwnerId, number>()
     const held = (owner: OwnerId) =>
       tasks.countOf(owner, (entry) => entry.exit === undefined) + (pending.get(owner) ?? 0)
-    const limitReached = () => new LimitReached({ limit: "tasks", max: maxLive })
+    const heldByAll = () => {
+      let live = 0
+      for (const entry of tasks.values()) if (entry.exit === undefined) live++
+      for (const count of pending.values()) live += count
+      return live
+    }
+    /** The refusal for `owner` now, or `undefined`: its own cap first, then the server's. */
+    const refusal = (owner: OwnerId): LimitReached | undefined =>
+      held(owner) >= maxLive
+        ? new LimitReached({ limit: "tasks", max: maxLive })
+        : heldByAll() >= maxLiveAll
+        ? new LimitReached({ limit: "tasks", max: maxLiveAll, scope: "server" })
+        : undefined
 
     const reserve = (owner: OwnerId) =>
       Effect.suspend((): Effect.Effect<TaskReservation, LimitReached> => {
-        if (held(owner) >= maxLive) return Effect.fail(limitReached())
+        const refused = refusal(owner)
+        if (refused !== undefined) return Effect.fail(refused)
         pending.set(owner, (pending.get(owner) ?? 0) + 1)
         let kept = true
         return Effect.succeed({
@@ -142,7 +156,10 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<typeof
     const start = <A>(owner: OwnerId, spec: TaskSpec<A>, reservation?: TaskReservation) =>
       Effect.gen(function*() {
         if (reservation !== undefined && reservation.owner === owner) reservation.release()
-        else if (held(owner) >= maxLive) return yield* limitReached()
+        else {
+          const refused = refusal(owner)
+          if (refused !== undefined) return yield* refused
+        }
         const id = tasks.mint(newId)
         if (id === undefined) return yield* Effect.dieMessage("task ids keep colliding: the random source is broken")
         const entry: Entry = {

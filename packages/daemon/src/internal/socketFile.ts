@@ -18,23 +18,53 @@ export class SocketUnavailable extends Data.TaggedError("SocketUnavailable")<{
 
 const fail = (socket: string, reason: string) => Effect.fail(new SocketUnavailable({ socket, reason }))
 
-/** The socket's directory exists, is ours, and is 0700 (created so, or tightened). */
+/**
+ * The socket's directory: created 0700 if missing (each directory made here is ours); an existing one must be
+ * a directory (not a link) of ours that nobody else can enter. The server never changes the mode of a
+ * directory it did not create: a socket asked for in a shared directory (`/tmp`, mode 1777) is refused with
+ * the reason, and the directory is left as it is.
+ */
 export const prepareDirectory = (socket: string): Effect.Effect<void, SocketUnavailable> =>
   Effect.suspend(() => {
     const dir = path.dirname(socket)
     try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-      const stat = fs.lstatSync(dir)
+      let stat = lstatOrUndefined(dir)
+      if (stat === undefined) {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        stat = fs.lstatSync(dir)
+        // created here: ours to make 0700 whatever the umask did
+        if ((stat.mode & 0o777) !== 0o700) fs.chmodSync(dir, 0o700)
+        stat = fs.lstatSync(dir)
+      }
+      if (stat.isSymbolicLink()) return fail(socket, `${dir} is a symbolic link: give the socket's real directory`)
       if (!stat.isDirectory()) return fail(socket, `${dir} is not a directory`)
       if (typeof process.getuid === "function" && stat.uid !== process.getuid()) {
         return fail(socket, `${dir} belongs to uid ${stat.uid}, not to us`)
       }
-      if ((stat.mode & 0o777) !== 0o700) fs.chmodSync(dir, 0o700)
+      if ((stat.mode & 0o077) !== 0) {
+        return fail(
+          socket,
+          `${dir} is open to others (mode ${(stat.mode & 0o7777).toString(8)}): the socket must be in a directory ` +
+            "only this user can enter, and the server does not change a directory it did not create; give a path " +
+            `in a new directory (it is created 0700), e.g. ${
+              path.join(dir, `agent-terminal-${process.getuid?.() ?? "user"}`, path.basename(socket))
+            }`
+        )
+      }
       return Effect.void
     } catch (error) {
       return fail(socket, `cannot prepare ${dir}: ${String(error)}`)
     }
   })
+
+const lstatOrUndefined = (file: string): fs.Stats | undefined => {
+  try {
+    return fs.lstatSync(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
+    throw error
+  }
+}
 
 /** Whether something accepts connections on the socket now. */
 export const answers = (socket: string, timeoutMs = 1000): Effect.Effect<boolean> =>

@@ -1,3 +1,4 @@
+import { StateFiles } from "@agent-terminal/node"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -85,14 +86,25 @@ export const clientLayer = (options: { readonly filename: string }): Layer.Layer
       try: () => {
         fs.mkdirSync(path.dirname(options.filename), { recursive: true, mode: 0o700 })
         // 0600 before SQLite opens it (its -wal and -shm files take the database's mode): it holds the
-        // owners' secret hashes.
-        fs.closeSync(fs.openSync(options.filename, "a", 0o600))
-        fs.chmodSync(options.filename, 0o600)
+        // owners' secret hashes. Opened without following a link, and SQLite's companions, which it opens by
+        // name, checked for links too: a link here made the server chmod (and write) whatever it pointed at.
+        fs.closeSync(StateFiles.openPrivate(options.filename, fs.constants.O_CREAT | fs.constants.O_APPEND))
+        for (const suffix of ["-wal", "-shm", "-journal"]) {
+          if (isLink(options.filename + suffix)) throw new Error(`${options.filename}${suffix} is a symbolic link`)
+        }
         return SqliteClient.layer({ filename: options.filename })
       },
       catch: (cause) => new RegistryError({ operation: `open ${options.filename}`, cause })
     })
   ).pipe(Layer.catchAllCause((cause) => Layer.fail(new RegistryError({ operation: "open", cause }))))
+
+const isLink = (file: string): boolean => {
+  try {
+    return fs.lstatSync(file).isSymbolicLink()
+  } catch {
+    return false
+  }
+}
 
 const optional = <A>(value: A | null | undefined): A | undefined => value ?? undefined
 

@@ -81,7 +81,7 @@ export const spawnPty = (
   options: PtyOptions
 ): Effect.Effect<
   Started,
-  Errors.SpawnFailed | Errors.SandboxUnavailable | Errors.InvalidInput,
+  Errors.SpawnFailed | Errors.SandboxUnavailable | Errors.InvalidInput | Errors.LimitReached,
   Scope.Scope
 > =>
   Effect.gen(function*() {
