@@ -10,6 +10,7 @@ import type { Group, RunOptions } from "./Harness.js"
 import { guard, openShell, owner, size, tally, withTerminal } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { allMet, distribution } from "./Metric.js"
+import { regexCost } from "./RegexCost.js"
 
 const group = "waitfor"
 
@@ -75,7 +76,8 @@ const measure = (options: RunOptions) =>
 /** The group. */
 export const waitForGroup: Group = {
   name: group,
-  description: "waitFor: from a server's banner leaving the program to the matched result (foreground, background)",
+  description: "waitFor: from a server's banner leaving the program to the matched result (foreground, " +
+    "background); a regex's cost per MiB of output on RE2 beside JavaScript's RegExp",
   run: (options) =>
     guard(
       [{ name: "waitfor.foreground", group, unit: "ms", target }, {
@@ -85,5 +87,14 @@ export const waitForGroup: Group = {
         target
       }],
       measure(options)
+    ).pipe(
+      Effect.zipWith(
+        guard([
+          { name: "waitfor.regex.re2", group, unit: "ms/MiB" },
+          { name: "waitfor.regex.js", group, unit: "ms/MiB" },
+          { name: "waitfor.regex.re2.nested", group, unit: "ms/MiB" }
+        ], regexCost(options)),
+        (rows, cost) => [...rows, ...cost]
+      )
     )
 }
