@@ -1,0 +1,24 @@
+/**
+ * @since 0.3.0
+ */
+export * as FleetErrors from "./FleetErrors.js"
+/**
+ * @since 0.3.0
+ */
+export * as Nats from "./Nats.js"
+/**
+ * @since 0.3.0
+ */
+export * as Subjects from "./Subjects.js"
+/**
+ * @since 0.3.0
+ */
+export * as TestFleet from "./TestFleet.js"
+/**
+ * @since 0.3.0
+ */
+export * as NatsRpcClient from "./NatsRpcClient.js"
+/**
+ * @since 0.3.0
+ */
+export * as NatsRpcServer from "./NatsRpcServer.js"
