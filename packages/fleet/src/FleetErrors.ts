@@ -123,3 +123,17 @@ export class NotPermitted extends Schema.TaggedError<NotPermitted>("@agent-termi
     return `NATS does not permit user ${this.user} on ${this.subject}: ${this.reason}`
   }
 }
+
+/**
+ * The fleet registry (the JetStream KV bucket) cannot be read now: JetStream has no quorum, or the bucket is
+ * missing.
+ *
+ * @since 0.3.0
+ */
+export class RegistryUnavailable extends Schema.TaggedError<RegistryUnavailable>(
+  "@agent-terminal/RegistryUnavailable"
+)("RegistryUnavailable", { reason: Schema.String }) {
+  override get message() {
+    return `the fleet registry is unavailable: ${this.reason}`
+  }
+}

@@ -236,6 +236,8 @@ export const makeProtocol = (
       }
     }
 
+    // A user the configuration does not let serve this subject hears so, not that the name is taken.
+    yield* Effect.scoped(subscribe(nats, Subjects.rpc(machine), () => undefined))
     yield* probe(nats, machine)
     yield* subscribe(nats, Subjects.rpc(machine), onMessage)
     if (options.disconnectEvents !== false) {

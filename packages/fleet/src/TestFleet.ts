@@ -118,6 +118,8 @@ export interface Fleet {
   readonly tls: Tls | undefined
   /** How `user` connects (every server's URL, its seed, the fleet's TLS files). */
   readonly connectOptions: (user: User, extra?: Partial<Nats.Options>) => Nats.Options
+  /** The server that leads JetStream stream `stream` now (asked as the operator). */
+  readonly leaderOf: (stream: string) => Effect.Effect<Server | undefined, Error>
 }
 
 const serverConfig = (fields: {
@@ -289,7 +291,26 @@ export const make = (options: Options = {}): Effect.Effect<Fleet, Error, Scope.S
       }),
       ...extra
     })
-    return { dir, servers, urls, keys, tls: tlsFiles, connectOptions }
+    const leaderOf = (stream: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          const options = connectOptions("admin")
+          const connection = await connect({
+            servers: [...urls],
+            authenticator: nkeyAuthenticator(new TextEncoder().encode(keys.admin.seed)),
+            ...(options.tls === undefined ? {} : { tls: { ...options.tls } as Record<string, string> })
+          })
+          try {
+            const manager = await jetstreamManager(connection, { timeout: 2_000 })
+            const info = await manager.streams.info(stream)
+            return servers.find((server) => server.name === info.cluster?.leader)
+          } finally {
+            await connection.close()
+          }
+        },
+        catch: (error) => new Error(`no leader of ${stream}: ${String(error)}`)
+      })
+    return { dir, servers, urls, keys, tls: tlsFiles, connectOptions, leaderOf }
   })
 
 /**

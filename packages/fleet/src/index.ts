@@ -22,3 +22,15 @@ export * as NatsRpcClient from "./NatsRpcClient.js"
  * @since 0.3.0
  */
 export * as NatsRpcServer from "./NatsRpcServer.js"
+/**
+ * @since 0.3.0
+ */
+export * as Discovery from "./Discovery.js"
+/**
+ * @since 0.3.0
+ */
+export * as FleetRegistry from "./FleetRegistry.js"
+/**
+ * @since 0.3.0
+ */
+export * as Placement from "./Placement.js"

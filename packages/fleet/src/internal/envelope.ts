@@ -36,6 +36,9 @@ const HEADER = 9
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
+/** `value` as JSON bytes. */
+export const encodeJson = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value))
+
 /** A control message: the kind and its JSON body. */
 export const control = (kind: number, body: unknown = {}): Uint8Array => {
   const text = encoder.encode(JSON.stringify(body))
