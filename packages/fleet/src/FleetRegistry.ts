@@ -144,7 +144,7 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer["Type"]
 
     const flush = (timeout: Duration.DurationInput) =>
       Effect.sync(() => pending.size === 0).pipe(
-        Effect.repeat({ until: (done) => done, schedule: Schedule.passthrough(Schedule.spaced(20)) }),
+        Effect.repeat({ until: (done) => done, schedule: Schedule.addDelay(Schedule.identity<boolean>(), () => 20) }),
         Effect.timeoutTo({ duration: timeout, onTimeout: () => false, onSuccess: (done) => done })
       )
     yield* Effect.addFinalizer(() => flush(Duration.seconds(2)))

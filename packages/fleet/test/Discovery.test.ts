@@ -1,11 +1,10 @@
 import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { expect } from "vitest"
 import { Discovery, Nats } from "../src/index.js"
-import { Fleet, fleetLayer } from "./support.js"
+import { every, Fleet, fleetLayer } from "./support.js"
 
 const figures = (free: number, labels: ReadonlyArray<string> = []): Discovery.Figures => ({
   run: "run-1",
@@ -31,7 +30,7 @@ const names = (directory: Discovery.Directory["Type"]) =>
 
 const eventually = <A>(effect: Effect.Effect<A>, until: (a: A) => boolean) =>
   effect.pipe(
-    Effect.repeat({ until, schedule: Schedule.passthrough(Schedule.spaced("20 millis")) }),
+    Effect.repeat({ until, schedule: every(20) }),
     Effect.timeout("5 seconds")
   )
 

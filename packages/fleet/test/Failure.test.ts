@@ -89,6 +89,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("failures",
       const started = { count: 0 }
       yield* Layer.build(machineLayer(fleet.connectOptions("m1", { servers: [n2.url] }), { machine: "m1" }, started))
       const c1 = yield* client(fleet, "c1", "m1", {}, { servers: [n1.url] })
+      const clientId = yield* c1.Whoami({})
       const stream = yield* Effect.fork(Effect.exit(Stream.runDrain(c1.Count({ n: 1_000_000, delayMs: 5 }))))
       const call = yield* Effect.fork(Effect.exit(c1.Sleep({ ms: 1_000 })))
       yield* Effect.sleep("300 millis")
@@ -106,5 +107,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("failures",
       )
       expect(answer.text).toBe("again")
       expect(started.count).toBe(1)
+      // The session outlived the reconnect: the machine still knows this client as the same one.
+      expect(yield* c1.Whoami({})).toBe(clientId)
     }))
 })

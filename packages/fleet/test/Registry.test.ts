@@ -6,7 +6,7 @@ import * as Schedule from "effect/Schedule"
 import { expect } from "vitest"
 import { FleetRegistry, Nats, Subjects } from "../src/index.js"
 import { machineLayer } from "./fixtures/group.js"
-import { client, Fleet, fleetLayer } from "./support.js"
+import { client, every, Fleet, fleetLayer } from "./support.js"
 
 const entry = (id: string, status: FleetRegistry.Entry["status"] = "open") =>
   new FleetRegistry.Entry({
@@ -38,7 +38,7 @@ const readable = (
   Effect.forEach(ids, (id) => reader.get("m1", id), { concurrency: 8 }).pipe(
     Effect.map((found) => found.every((entry) => Option.isSome(entry) && entry.value.status === status)),
     Effect.catchAll(() => Effect.succeed(false)),
-    Effect.repeat({ until: (all) => all, schedule: Schedule.passthrough(Schedule.spaced("200 millis")) }),
+    Effect.repeat({ until: (all) => all, schedule: every(200) }),
     Effect.timeout("60 seconds")
   )
 
@@ -93,13 +93,13 @@ layer(fleetLayer(), { timeout: 240_000, excludeTestServices: true })("the fleet 
       const during = yield* writer.stats.pipe(
         Effect.repeat({
           until: (stats) => stats.failures > before,
-          schedule: Schedule.passthrough(Schedule.spaced("100 millis"))
+          schedule: every(100)
         }),
         Effect.timeout("30 seconds")
       )
       expect(during.pending).toBeGreaterThan(0)
       const echoed = yield* caller.Echo({ text: "without a quorum" }).pipe(
-        Effect.retry({ times: 50, schedule: Schedule.passthrough(Schedule.spaced("100 millis")) })
+        Effect.retry({ times: 50, schedule: every(100) })
       )
       expect(echoed.text).toBe("without a quorum")
       yield* first!.start

@@ -11,6 +11,9 @@ import { fileURLToPath } from "node:url"
 import { Nats, NatsRpcClient, type NatsRpcServer, TestFleet } from "../src/index.js"
 import { TestRpcs } from "./fixtures/group.js"
 
+/** Repeat a check every `ms`, keeping its value (for `Effect.repeat({ until, schedule })`). */
+export const every = <A>(ms: number) => Schedule.addDelay(Schedule.identity<A>(), () => ms)
+
 export class Fleet extends Context.Tag("test/Fleet")<Fleet, TestFleet.Fleet>() {}
 
 export const fleetLayer = (options: TestFleet.Options = {}) => Layer.scoped(Fleet, TestFleet.make(options))
@@ -22,20 +25,24 @@ export const client = (
   machine: string,
   options: Omit<NatsRpcClient.Options, "machine"> = {},
   nats: Partial<Nats.Options> = {}
+) => Effect.flatMap(Nats.make(fleet.connectOptions(user, nats)), (connection) => clientOn(connection, machine, options))
+
+/** A client of machine `machine` on `connection`. */
+export const clientOn = (
+  connection: Nats.Service,
+  machine: string,
+  options: Omit<NatsRpcClient.Options, "machine"> = {}
 ) =>
-  Effect.gen(function*() {
-    const connection = yield* Nats.make(fleet.connectOptions(user, nats))
-    // A machine just started may not be known to every server of the cluster yet (its subscription travels
-    // the routes): "no responders" at the handshake is tried again for a few seconds.
-    return yield* NatsRpcClient.make(TestRpcs, { machine, ...options }).pipe(
-      Effect.retry({
-        while: (error) => error._tag === "MachineUnavailable" && error.reason.includes("no responders"),
-        schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds"))
-      }),
-      Effect.provideService(Nats.Nats, connection),
-      Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack)
-    )
-  })
+  // A machine just started may not be known to every server of the cluster yet (its subscription travels
+  // the routes): "no responders" at the handshake is tried again for a few seconds.
+  NatsRpcClient.make(TestRpcs, { machine, ...options }).pipe(
+    Effect.retry({
+      while: (error) => error._tag === "MachineUnavailable" && error.reason.includes("no responders"),
+      schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds"))
+    }),
+    Effect.provideService(Nats.Nats, connection),
+    Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack)
+  )
 
 /** A machine process serving the test group (see fixtures/machine.ts); killed with the scope. */
 export interface MachineProcess {

@@ -48,6 +48,7 @@ export class ClientSession {
 
   /** Fail what is in flight with `error` (nothing when nothing is; a broken session always records it). */
   private fail(error: Failure["error"], broken: boolean): Failure | undefined {
+    if (this.broken !== undefined) return undefined
     const failure = { error, broken }
     if (broken) this.broken = failure
     if (this.inflight.size === 0) return broken ? failure : undefined
