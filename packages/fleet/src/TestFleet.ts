@@ -138,14 +138,16 @@ const serverConfig = (fields: {
     `server_name: ${fields.name}`,
     `listen: "${fields.host}:${fields.port}"`,
     `jetstream { store_dir: "${fields.store}", max_memory_store: 256MB, max_file_store: 2GB }`,
-    "cluster {",
-    "  name: agent-terminal-test",
-    `  listen: "127.0.0.1:${fields.clusterPort}"`,
-    `  authorization { user: route, password: "${fields.routePassword}" }`,
-    `  routes: [${
-      fields.routes.map((port) => `"nats-route://route:${fields.routePassword}@127.0.0.1:${port}"`).join(", ")
-    }]`,
-    "}",
+    ...(fields.routes.length === 0 ? [] : [
+      "cluster {",
+      "  name: agent-terminal-test",
+      `  listen: "127.0.0.1:${fields.clusterPort}"`,
+      `  authorization { user: route, password: "${fields.routePassword}" }`,
+      `  routes: [${
+        fields.routes.map((port) => `"nats-route://route:${fields.routePassword}@127.0.0.1:${port}"`).join(", ")
+      }]`,
+      "}"
+    ]),
     ...(fields.tls === undefined ? [] : [
       "tls {",
       `  cert_file: "${fields.tls.cert.certFile}"`,
