@@ -10,6 +10,7 @@ import * as LogLevel from "effect/LogLevel"
 import { close } from "./Close.js"
 import { concurrency } from "./Concurrency.js"
 import { daemon } from "./Daemon.js"
+import { fleet } from "./Fleet.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
@@ -42,7 +43,8 @@ export const groups: ReadonlyArray<Group> = [
   mcpPath,
   sandbox,
   daemon,
-  live
+  live,
+  fleet
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */
