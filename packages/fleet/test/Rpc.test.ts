@@ -5,13 +5,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { expect } from "vitest"
-import { byteAt, machineLayer, sum } from "./fixtures/group.js"
+import { byteAt, type Counters, machineLayer, sum } from "./fixtures/group.js"
 import { client, Fleet, fleetLayer } from "./support.js"
 
-const withMachine = (machine: "m1" | "m2") =>
+const withMachine = (machine: "m1" | "m2" | "m3", counters?: Counters) =>
   Effect.gen(function*() {
     const fleet = yield* Fleet
-    yield* Layer.build(machineLayer(fleet.connectOptions(machine), { machine }))
+    yield* Layer.build(machineLayer(fleet.connectOptions(machine), { machine }, counters))
   })
 
 layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("an RpcGroup over NATS", (it) => {
@@ -34,6 +34,25 @@ layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("an RpcGroup
       const c1 = yield* client(fleet, "c1", "m1")
       const items = yield* Stream.runCollect(c1.Count({ n: 2000 }))
       expect(Chunk.toReadonlyArray(items)).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1))
+    }))
+
+  it.scoped("a stream read as a mailbox (as the daemon's watch is) keeps the machine to the reader's pace", () =>
+    Effect.gen(function*() {
+      const fleet = yield* Fleet
+      const counters: Counters = { count: 0, ticks: 0 }
+      yield* withMachine("m3", counters)
+      const c1 = yield* client(fleet, "c1", "m3")
+      const mailbox = yield* c1.Ticks({}, { asMailbox: true })
+      const [first] = yield* mailbox.takeN(10)
+      expect(Chunk.toReadonlyArray(first)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
+      // Unread, the stream stops: acks go back only as the client's buffers take chunks.
+      yield* Effect.sleep("500 millis")
+      const made = counters.ticks!
+      yield* Effect.sleep("500 millis")
+      expect(counters.ticks).toBe(made)
+      expect(made).toBeLessThan(200)
+      const next = yield* mailbox.take
+      expect(next).toBe(11)
     }))
 
   it.scoped("frames larger than a NATS message go as parts, both ways", () =>
