@@ -95,35 +95,71 @@ const flood = (client: Flooder, total: number, bytes: number) =>
     return received / MiB / ((now() - started) / 1000)
   })
 
+/**
+ * The floor of NATS itself: a bare request to the peer's echo (machine m4's subject), answered with `bytes`
+ * bytes on this client's inbox, through the same servers as the protocol's calls.
+ */
+const floorOf = (connection: Nats.Service) =>
+  Effect.gen(function*() {
+    const inbox = "agent-terminal.inbox.c1.floor"
+    let answered: (() => void) | undefined
+    connection.connection.subscribe(inbox, { callback: () => answered?.() })
+    yield* Effect.promise(() => connection.connection.flush())
+    const request = new Uint8Array(4)
+    const ask = (bytes: number) =>
+      Effect.async<void>((resume) => {
+        answered = () => resume(Effect.void)
+        new DataView(request.buffer).setUint32(0, bytes)
+        connection.connection.publish("agent-terminal.m.m4.rpc", request, { reply: inbox })
+      })
+    return {
+      Ping: (_: { readonly n: number }) => ask(0),
+      Flood: ({ bytes, chunks }: { readonly chunks: number; readonly bytes: number }) =>
+        Stream.repeatEffect(Effect.as(ask(bytes), new Uint8Array(bytes))).pipe(Stream.take(chunks))
+    }
+  })
+
 const measure = (options: RunOptions) =>
   Effect.gen(function*() {
     const fleet = yield* TestFleet.make()
+    const [n1, n2] = [fleet.servers[0]!, fleet.servers[1]!]
     const socket = path.join(fleet.dir, "peer.sock")
-    yield* peer({ socket, nats: fleet.connectOptions("m1"), machine: "m1" })
-    const connection = yield* Nats.make(fleet.connectOptions("c1"))
+    // The machine on one server, the client on another: every call crosses a route, as between two hosts.
+    yield* peer({
+      socket,
+      nats: fleet.connectOptions("m1", { servers: [n2.url] }),
+      machine: "m1",
+      floor: fleet.connectOptions("m4", { servers: [n2.url] })
+    })
+    const connection = yield* Nats.make(fleet.connectOptions("c1", { servers: [n1.url] }))
     const overNats = yield* natsClient(connection, "m1")
     const overSocket = yield* socketClient(socket)
+    const floor = yield* floorOf(connection)
     yield* pings(overNats, 300)
     yield* pings(overSocket, 300)
+    yield* pings(floor, 300)
 
-    options.progress("fleet: round trips, socket and NATS in alternate blocks")
-    const trips = { socket: [] as Array<number>, nats: [] as Array<number> }
+    options.progress("fleet: round trips, socket, NATS and the bare NATS floor in alternate blocks")
+    const trips = { socket: [] as Array<number>, nats: [] as Array<number>, floor: [] as Array<number> }
     const blocks = size(options, 10, 4)
     const perBlock = size(options, 200, 100)
     for (let i = 0; i < blocks; i++) {
       trips.socket.push(...(yield* pings(overSocket, perBlock)))
       trips.nats.push(...(yield* pings(overNats, perBlock)))
+      trips.floor.push(...(yield* pings(floor, perBlock)))
     }
 
-    options.progress("fleet: a stream's throughput, socket and NATS in alternate rounds")
+    options.progress("fleet: a stream's throughput, socket, NATS and the floor in alternate rounds")
     const total = size(options, 64, 16) * MiB
     const chunk = 16 * 1024
-    const rates = { socket: [] as Array<number>, nats: [] as Array<number> }
+    const rates = { socket: [] as Array<number>, nats: [] as Array<number>, floor: [] as Array<number> }
     yield* flood(overSocket, 2 * MiB, chunk)
     yield* flood(overNats, 2 * MiB, chunk)
+    yield* flood(floor, 2 * MiB, chunk)
     for (let i = 0; i < size(options, 5, 3); i++) {
       rates.socket.push(yield* flood(overSocket, total, chunk))
       rates.nats.push(yield* flood(overNats, total, chunk))
+      rates.floor.push(yield* flood(floor, total, chunk))
     }
 
     options.progress("fleet: SIGKILL of a machine with a call in flight")
@@ -212,8 +248,10 @@ const measure = (options: RunOptions) =>
 
 const rows = [
   { name: "fleet.rpc.socket", group, unit: "ms" },
+  { name: "fleet.rpc.nats.floor", group, unit: "ms" },
   { name: "fleet.rpc.nats", group, unit: "ms", target: "≤ 3× the Unix socket's round trip (p50, paired)" },
   { name: "fleet.stream.socket", group, unit: "MiB/s" },
+  { name: "fleet.stream.nats.floor", group, unit: "MiB/s" },
   { name: "fleet.stream.nats", group, unit: "MiB/s", target: "≥ 0.5× the Unix socket's throughput (paired)" },
   { name: "fleet.unavailable", group, unit: "ms", target: "MachineUnavailable ≤ 1500 ms after a machine's SIGKILL" },
   {
@@ -237,39 +275,52 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
     notes: [] as Array<string>
   })
   const socketTrip = base("fleet.rpc.socket", "ms", "baseline", m.trips.socket)
+  const floorTrip = base("fleet.rpc.nats.floor", "ms", "baseline", m.trips.floor)
   const natsTrip = base("fleet.rpc.nats", "ms", "ours", m.trips.nats)
   const tripRatio = comparePaired(m.trips.nats, m.trips.socket, socketTrip)
   const socketRate = base("fleet.stream.socket", "MiB/s", "baseline", m.rates.socket)
+  const floorRate = base("fleet.stream.nats.floor", "MiB/s", "baseline", m.rates.floor)
   const natsRate = base("fleet.stream.nats", "MiB/s", "ours", m.rates.nats)
   const rateRatio = comparePaired(m.rates.nats, m.rates.socket, socketRate)
+  const target = (name: string) => rows.find((row) => row.name === name)!.target!
   const worst = (samples: ReadonlyArray<number>) => Stats.summarize(samples).max
   return [
     { ...socketTrip, notes: ["a no-op Ping, @effect/rpc socket protocol over a Unix socket, msgpack"] },
     {
+      ...floorTrip,
+      compared: [comparePaired(m.trips.floor, m.trips.socket, socketTrip)],
+      notes: ["a bare nats.js request to an echo on the machine's server, no @effect/rpc: what NATS itself costs"]
+    },
+    {
       ...natsTrip,
-      compared: [tripRatio],
-      target: { text: rows[1]!.target!, met: tripRatio.ratio === null ? null : tripRatio.ratio <= 3 },
-      notes: ["the same Ping over NATS: client → its server → route → the machine's server → machine, and back"]
+      compared: [tripRatio, comparePaired(m.trips.nats, m.trips.floor, floorTrip)],
+      target: { text: target("fleet.rpc.nats"), met: tripRatio.ratio === null ? null : tripRatio.ratio <= 3 },
+      notes: ["the same Ping over NATS: client → its server (n1) → route → the machine's server (n2) → machine"]
     },
     { ...socketRate, notes: ["a Flood stream of 16 KiB chunks, acked chunk by chunk"] },
     {
+      ...floorRate,
+      compared: [comparePaired(m.rates.floor, m.rates.socket, socketRate)],
+      notes: ["bare nats.js: a 4-byte request answered with 16 KiB, one after another (an acked stream's floor)"]
+    },
+    {
       ...natsRate,
-      compared: [rateRatio],
-      target: { text: rows[3]!.target!, met: rateRatio.ratio === null ? null : rateRatio.ratio >= 0.5 }
+      compared: [rateRatio, comparePaired(m.rates.nats, m.rates.floor, floorRate)],
+      target: { text: target("fleet.stream.nats"), met: rateRatio.ratio === null ? null : rateRatio.ratio >= 0.5 }
     },
     {
       ...base("fleet.unavailable", "ms", "ours", m.unavailable),
-      target: { text: rows[4]!.target!, met: worst(m.unavailable) <= 1500 },
+      target: { text: target("fleet.unavailable"), met: worst(m.unavailable) <= 1500 },
       notes: ["a Sleep call in flight; judged on the worst sample"]
     },
     {
       ...base("fleet.failover", "ms", "ours", m.failover),
-      target: { text: rows[5]!.target!, met: worst(m.failover) <= 1000 },
+      target: { text: target("fleet.failover"), met: worst(m.failover) <= 1000 },
       notes: ["from the SIGKILL of the client's server to the next Ping answered (tried every 5 ms); worst sample"]
     },
     {
       ...base("fleet.join", "ms", "ours", m.joins),
-      target: { text: rows[6]!.target!, met: worst(m.joins) <= 1000 },
+      target: { text: target("fleet.join"), met: worst(m.joins) <= 1000 },
       notes: ["from the machine's first announcement to the client's directory listing it; worst sample"]
     },
     { ...base("fleet.placement", "ms", "ours", m.placements), notes: ["Directory.place over the live set"] }

@@ -14,7 +14,25 @@ const config = JSON.parse(process.argv[2]!) as {
   readonly socket?: string
   readonly nats?: Nats.Options
   readonly machine?: string
+  /** Also the floor: a bare nats.js echo on this user's machine subject (no @effect/rpc, no session). */
+  readonly floor?: Nats.Options
 }
+
+/** The bare echo: each message is answered on its reply subject with as many bytes as its first 4 ask. */
+const floor = config.floor === undefined ? Layer.empty : Layer.scopedDiscard(Effect.gen(function*() {
+  const nats = yield* Nats.make(config.floor!)
+  const filler = new Uint8Array(4 * 1024 * 1024).fill(97)
+  nats.connection.subscribe(`agent-terminal.m.${config.floor!.user}.rpc`, {
+    callback: (_, message) => {
+      if (message.reply === undefined) return
+      const size = message.data.length >= 4
+        ? new DataView(message.data.buffer, message.data.byteOffset).getUint32(0)
+        : 0
+      nats.connection.publish(message.reply, filler.subarray(0, Math.min(size, filler.length)))
+    }
+  })
+  yield* Effect.promise(() => nats.connection.flush())
+}))
 
 const overSocket = config.socket === undefined ? Layer.empty : RpcServer.layer(FleetRpcs, {
   disableTracing: true,
@@ -30,7 +48,7 @@ const overNats = config.nats === undefined ? Layer.empty : NatsRpcServer.layer(F
 
 Layer.launch(
   Layer.effectDiscard(Effect.sync(() => process.send!({ ready: true }))).pipe(
-    Layer.provide(Layer.mergeAll(overSocket, overNats)),
+    Layer.provide(Layer.mergeAll(overSocket, overNats, floor)),
     Layer.provide(handlers),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
