@@ -34,8 +34,9 @@ export const clientOn = (
   options: Omit<NatsRpcClient.Options, "machine"> = {}
 ) =>
   // A machine just started may not be known to every server of the cluster yet (its subscription travels
-  // the routes): "no responders" at the handshake is tried again for a few seconds.
-  NatsRpcClient.make(TestRpcs, { machine, ...options }).pipe(
+  // the routes): "no responders" at the handshake is tried again for a few seconds. The handshake may take
+  // longer than its 2 s default while the whole suite loads two cores.
+  NatsRpcClient.make(TestRpcs, { machine, handshakeTimeoutMs: 10_000, ...options }).pipe(
     Effect.retry({
       while: (error) => error._tag === "MachineUnavailable" && error.reason.includes("no responders"),
       schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds"))

@@ -10,7 +10,6 @@ import * as LogLevel from "effect/LogLevel"
 import { close } from "./Close.js"
 import { concurrency } from "./Concurrency.js"
 import { daemon } from "./Daemon.js"
-import { fleet } from "./Fleet.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
@@ -26,6 +25,13 @@ import { roundTrip } from "./RoundTrip.js"
 import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
 import { waitForGroup } from "./WaitFor.js"
+
+/** The fleet group, loaded when it runs: it brings the NATS client, which no other command needs. */
+const fleet: Group = {
+  name: "fleet",
+  description: "many machines: RPC and a stream over NATS beside a Unix socket, a machine's death, failover, join",
+  run: (options) => Effect.flatMap(Effect.promise(() => import("./Fleet.js")), (module) => module.fleet.run(options))
+}
 
 /** Every group, in the order a full run takes them. */
 export const groups: ReadonlyArray<Group> = [
