@@ -48,6 +48,11 @@ export interface Options {
   readonly maxSessionsPerUser?: number | undefined
   /** Frames of a session decoded and not yet taken by the server (default 1024); past it the session ends. */
   readonly maxPendingFrames?: number | undefined
+  /**
+   * Bytes held for all sessions at once: frames being put together and frames not yet taken (default 256 MiB).
+   * The session whose input passes it ends.
+   */
+  readonly maxBufferedBytes?: number | undefined
   /** A session not heard from for this long ends (default 5 s; clients send a heartbeat every second). */
   readonly sessionTimeoutMs?: number | undefined
   /** A handshake not completed within this ends (default 5 s). */
@@ -96,7 +101,11 @@ const withUser = (message: FromClientEncoded, user: string): FromClientEncoded =
     headers: [...message.headers.filter(([name]) => name.toLowerCase() !== userHeader), [userHeader, user]]
   }
 
-type Inbound = { readonly session: serverSessions.Session; readonly messages: ReadonlyArray<FromClientEncoded> }
+type Inbound = {
+  readonly session: serverSessions.Session
+  readonly messages: ReadonlyArray<FromClientEncoded>
+  readonly bytes: number
+}
 
 /** Whether another process serves the machine's subject now: it answers a probe, or nothing says "no one". */
 const probe = (nats: Nats["Type"], machine: string) =>
@@ -134,6 +143,9 @@ export const makeProtocol = (
     const serialization = yield* RpcSerialization.RpcSerialization
     const machine = yield* Subjects.validName("machine", options.machine)
     const maxPendingFrames = options.maxPendingFrames ?? 1024
+    const maxBufferedBytes = options.maxBufferedBytes ?? 256 * 1024 * 1024
+    // What every session holds, counted before it is held: partial frames and frames waiting to be taken.
+    let buffered = 0
     const sessionTimeoutMs = options.sessionTimeoutMs ?? 5_000
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 5_000
     const disconnects = yield* Mailbox.make<number>()
@@ -143,7 +155,12 @@ export const makeProtocol = (
       maxSessions: options.maxSessions ?? 1024,
       maxSessionsPerUser: options.maxSessionsPerUser ?? 256,
       maxFrameBytes: options.maxFrameBytes ?? 16 * 1024 * 1024
-    }, (session) => disconnects.unsafeOffer(session.clientId))
+    }, (session) => {
+      buffered -= session.assembler.held
+      session.assembler.reset()
+      if (session.ready) disconnects.unsafeOffer(session.clientId)
+    })
+    const end = table.end
 
     const answer = (inbox: string, kind: number, body: unknown = {}) =>
       publish(nats, inbox, envelope.control(kind, body))
@@ -151,10 +168,16 @@ export const makeProtocol = (
     const chunk = () => (nats.connection.info?.max_payload ?? 1024 * 1024) - 64
 
     const onFrame = (session: serverSessions.Session, message: Uint8Array, last: boolean) => {
+      if (buffered + message.length > maxBufferedBytes) {
+        refuse(session.inbox, `the machine holds ${maxBufferedBytes} bytes of input not yet handled`)
+        return end(session)
+      }
+      const held = session.assembler.held
       const assembled = session.assembler.push(message, last)
+      buffered += session.assembler.held - held
       if (assembled._tag === "TooLarge") {
         refuse(session.inbox, `a frame larger than ${session.assembler.maxFrameBytes} bytes`)
-        return table.end(session)
+        return end(session)
       }
       if (assembled._tag !== "Frame") return
       let messages: ReadonlyArray<FromClientEncoded>
@@ -162,9 +185,11 @@ export const makeProtocol = (
         messages = parser.decode(assembled.bytes) as ReadonlyArray<FromClientEncoded>
       } catch (error) {
         refuse(session.inbox, `a frame that does not decode: ${String(error).slice(0, 200)}`)
-        return table.end(session)
+        return end(session)
       }
-      if (messages.length > 0) enqueue(session, messages.map((message) => withUser(message, session.user)))
+      if (messages.length > 0) {
+        enqueue(session, messages.map((message) => withUser(message, session.user)), assembled.bytes.length)
+      }
     }
 
     // The calls a client gave up on (after a failure): no reply subject, the session named by its inbox.
@@ -174,16 +199,17 @@ export const makeProtocol = (
       if (session === undefined || !session.ready || !Array.isArray(request?.ids)) return
       const messages = request.ids.filter((id): id is string => typeof id === "string")
         .map((requestId): FromClientEncoded => ({ _tag: "Interrupt", requestId }))
-      if (messages.length > 0) enqueue(session, messages)
+      if (messages.length > 0) enqueue(session, messages, 0)
     }
 
-    const enqueue = (session: serverSessions.Session, messages: ReadonlyArray<FromClientEncoded>) => {
+    const enqueue = (session: serverSessions.Session, messages: ReadonlyArray<FromClientEncoded>, bytes: number) => {
       if (session.pending >= maxPendingFrames) {
         refuse(session.inbox, `more than ${maxPendingFrames} frames waiting`)
-        return table.end(session)
+        return end(session)
       }
       session.pending++
-      inbound.unsafeOffer({ session, messages })
+      buffered += bytes
+      inbound.unsafeOffer({ session, messages, bytes })
     }
 
     const onMessage = (message: Msg) => {
@@ -218,7 +244,7 @@ export const makeProtocol = (
             !crypto.timingSafeEqual(Buffer.from(challenge), Buffer.from(session.challenge))
           ) {
             refuse(inbox, "the handshake's challenge was not answered")
-            return table.end(session)
+            return end(session)
           }
           session.ready = true
           return answer(inbox, envelope.Machine.Ready, { machine, clientId: session.clientId })
@@ -232,7 +258,7 @@ export const makeProtocol = (
         case envelope.Client.Frame:
           return session.ready ? onFrame(session, data, kind === envelope.Client.Frame) : undefined
         case envelope.Client.Close:
-          return table.end(session)
+          return end(session)
       }
     }
 
@@ -283,8 +309,9 @@ export const makeProtocol = (
     const protocol = yield* RpcServer.Protocol.make((writeRequest) =>
       Effect.gen(function*() {
         yield* Queue.take(inbound).pipe(
-          Effect.flatMap(({ messages, session }) => {
+          Effect.flatMap(({ bytes, messages, session }) => {
             session.pending--
+            buffered -= bytes
             if (session.ended) return Effect.void
             return Effect.forEach(messages, (message) => writeRequest(session.clientId, message), { discard: true })
           }),

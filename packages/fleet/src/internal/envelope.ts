@@ -103,6 +103,11 @@ export class Assembler {
 
   constructor(readonly maxFrameBytes: number) {}
 
+  /** The bytes held for the frame being put together. */
+  get held(): number {
+    return this.size
+  }
+
   /** Forget a frame half put together (its other parts were lost). */
   reset(): void {
     this.frameNo = -1

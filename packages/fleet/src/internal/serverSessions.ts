@@ -20,8 +20,9 @@ export interface Session {
   ended: boolean
   lastSeen: number
   binding: Nats.Binding | undefined
-  /** Decoded batches waiting for the server loop. */
+  /** Decoded batches waiting for the server loop, and their frames' bytes. */
   pending: number
+  pendingBytes: number
   /** The next frame number this machine sends the session. */
   frameNo: number
 }
@@ -35,7 +36,7 @@ export interface Limits {
 
 const bindingKey = (binding: Nats.Binding) => `${binding.server}/${binding.cid}`
 
-/** The table; `onEnd` hears of every ready session that ends. */
+/** The table; `onEnd` hears of every session that ends (ready or not). */
 export const make = (limits: Limits, onEnd: (session: Session) => void) => {
   let nextClientId = 0
   const byInbox = new Map<string, Session>()
@@ -71,7 +72,7 @@ export const make = (limits: Limits, onEnd: (session: Session) => void) => {
     const left = (perUser.get(session.user) ?? 1) - 1
     if (left === 0) perUser.delete(session.user)
     else perUser.set(session.user, left)
-    if (session.ready) onEnd(session)
+    onEnd(session)
   }
 
   /** A new session on `inbox`, or why not (the caps). An older session on the same inbox ends. */
@@ -101,6 +102,7 @@ export const make = (limits: Limits, onEnd: (session: Session) => void) => {
       lastSeen: now,
       binding: undefined,
       pending: 0,
+      pendingBytes: 0,
       frameNo: 0
     }
     bind(session, binding)
