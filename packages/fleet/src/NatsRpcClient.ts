@@ -18,6 +18,7 @@ import * as RpcSchema from "@effect/rpc/RpcSchema"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -113,6 +114,7 @@ export const makeProtocol = (
         unavailableAfterMs: options.unavailableAfterMs ?? 1_000
       })
       let frameNo = 0
+      let attempt = 0
       let phase: Phase = { _tag: "Challenge", deferred: yield* Deferred.make<string, SessionError>() }
 
       const toMachine = (data: Uint8Array) => {
@@ -174,8 +176,10 @@ export const makeProtocol = (
         session.heard()
         switch (data[0]) {
           case envelope.Machine.Challenge: {
-            const challenge = envelope.body(data)?.challenge
-            if (phase._tag === "Challenge" && typeof challenge === "string") {
+            const answer = envelope.body(data)
+            const challenge = answer?.challenge
+            // Only the challenge of the latest open: an earlier one's session was replaced by it.
+            if (phase._tag === "Challenge" && typeof challenge === "string" && answer?.attempt === attempt) {
               Deferred.unsafeDone(phase.deferred, Effect.succeed(challenge))
             }
             return
@@ -219,14 +223,26 @@ export const makeProtocol = (
       const timeout = Effect.timeoutFail({
         duration: options.handshakeTimeoutMs ?? 2_000,
         onTimeout: () =>
-          new MachineUnavailable({ machine, since: Date.now(), reason: "it did not answer the session's handshake" })
+          new MachineUnavailable({
+            machine,
+            since: Date.now(),
+            reason: `it did not answer the session's handshake within ${options.handshakeTimeoutMs ?? 2_000} ms ` +
+              `(${phase._tag === "Challenge" ? "no challenge came" : "no ready came after the challenge"})`
+          })
       })
-      toMachine(envelope.control(envelope.Client.Open, {
-        v: envelope.VERSION,
-        name: options.name ?? nats.user,
-        binding: nats.binding()
-      }))
-      const challenge = yield* Deferred.await(phase.deferred).pipe(timeout)
+      // The open is sent again every second until a challenge comes (a message can be lost while the
+      // cluster learns of a machine); each open replaces the machine's half-open session of this inbox.
+      const open = Effect.sync(() => {
+        attempt++
+        toMachine(envelope.control(envelope.Client.Open, {
+          v: envelope.VERSION,
+          name: options.name ?? nats.user,
+          binding: nats.binding(),
+          attempt
+        }))
+      })
+      const opening = yield* open.pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.fork)
+      const challenge = yield* Deferred.await(phase.deferred).pipe(timeout, Effect.ensuring(Fiber.interrupt(opening)))
       const ready = yield* Deferred.make<void, SessionError>()
       phase = { _tag: "Ready", deferred: ready }
       toMachine(envelope.control(envelope.Client.Confirm, { challenge }))

@@ -229,7 +229,7 @@ export const makeProtocol = (
         const name = typeof request.name === "string" ? request.name.slice(0, 128) : user
         const opened = table.open(inbox, user, name, serverSessions.bindingOf(request.binding), now)
         if (typeof opened === "string") return refuse(inbox, opened)
-        return answer(inbox, envelope.Machine.Challenge, { challenge: opened.challenge })
+        return answer(inbox, envelope.Machine.Challenge, { challenge: opened.challenge, attempt: request.attempt })
       }
       const session = table.byInbox(inbox)
       if (session === undefined) {

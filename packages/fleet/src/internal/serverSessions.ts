@@ -75,7 +75,10 @@ export const make = (limits: Limits, onEnd: (session: Session) => void) => {
     onEnd(session)
   }
 
-  /** A new session on `inbox`, or why not (the caps). An older session on the same inbox ends. */
+  /**
+   * A new session on `inbox`, or why not (the caps). An open sent again during its handshake finds the same
+   * session (and its challenge); a ready session on the same inbox ends and a new one starts.
+   */
   const open = (
     inbox: string,
     user: string,
@@ -84,6 +87,7 @@ export const make = (limits: Limits, onEnd: (session: Session) => void) => {
     now: number
   ): Session | string => {
     const previous = byInbox.get(inbox)
+    if (previous !== undefined && !previous.ready) return previous
     if (previous !== undefined) end(previous)
     if (byInbox.size >= limits.maxSessions) return `the machine has its maximum of ${limits.maxSessions} sessions`
     if ((perUser.get(user) ?? 0) >= limits.maxSessionsPerUser) {
