@@ -16,7 +16,8 @@ export const shared: ViteUserConfig = {
       ...alias("core", "packages/core"),
       ...alias("node", "packages/node"),
       ...alias("tools", "packages/tools"),
-      ...alias("daemon", "packages/daemon")
+      ...alias("daemon", "packages/daemon"),
+      ...alias("fleet", "packages/fleet")
     }
   },
   test: {

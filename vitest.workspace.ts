@@ -11,6 +11,7 @@ export default [
   project("packages/node", "node"),
   project("packages/tools", "tools"),
   project("packages/daemon", "daemon"),
+  project("packages/fleet", "fleet"),
   project("apps/cli", "cli"),
   project("test", "integration", ["**/*.test.ts"])
 ]

@@ -16,6 +16,7 @@ export const publishable = [
   "packages/node",
   "packages/tools",
   "packages/daemon",
+  "packages/fleet",
   "apps/cli"
 ]
 

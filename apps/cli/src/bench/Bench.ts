@@ -26,6 +26,13 @@ import { sandbox } from "./Sandbox.js"
 import { transcript } from "./Transcript.js"
 import { waitForGroup } from "./WaitFor.js"
 
+/** The fleet group, loaded when it runs: it brings the NATS client, which no other command needs. */
+const fleet: Group = {
+  name: "fleet",
+  description: "many machines: RPC and a stream over NATS beside a Unix socket, a machine's death, failover, join",
+  run: (options) => Effect.flatMap(Effect.promise(() => import("./Fleet.js")), (module) => module.fleet.run(options))
+}
+
 /** Every group, in the order a full run takes them. */
 export const groups: ReadonlyArray<Group> = [
   open,
@@ -42,7 +49,8 @@ export const groups: ReadonlyArray<Group> = [
   mcpPath,
   sandbox,
   daemon,
-  live
+  live,
+  fleet
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

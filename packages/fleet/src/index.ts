@@ -1,0 +1,36 @@
+/**
+ * @since 0.3.0
+ */
+export * as FleetErrors from "./FleetErrors.js"
+/**
+ * @since 0.3.0
+ */
+export * as Nats from "./Nats.js"
+/**
+ * @since 0.3.0
+ */
+export * as Subjects from "./Subjects.js"
+/**
+ * @since 0.3.0
+ */
+export * as TestFleet from "./TestFleet.js"
+/**
+ * @since 0.3.0
+ */
+export * as NatsRpcClient from "./NatsRpcClient.js"
+/**
+ * @since 0.3.0
+ */
+export * as NatsRpcServer from "./NatsRpcServer.js"
+/**
+ * @since 0.3.0
+ */
+export * as Discovery from "./Discovery.js"
+/**
+ * @since 0.3.0
+ */
+export * as FleetRegistry from "./FleetRegistry.js"
+/**
+ * @since 0.3.0
+ */
+export * as Placement from "./Placement.js"
