@@ -218,6 +218,7 @@ const flags: Record<string, string> = {
   controlIdleMs: "--control-idle-ms / AGENT_TERMINAL_CONTROL_IDLE_MS",
   detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
   tools: "--tools / AGENT_TERMINAL_TOOLS",
+  progressIntervalMs: "--progress-interval-ms / AGENT_TERMINAL_PROGRESS_INTERVAL_MS",
   ...HttpTransport.flags
 }
 

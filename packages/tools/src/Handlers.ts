@@ -9,6 +9,7 @@ import type { Tool } from "@effect/ai"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ExecHandlers from "./internal/execHandlers.js"
+import * as Progress from "./internal/progress.js"
 import { CurrentOwner } from "./Owner.js"
 import { TerminalToolkit } from "./TerminalTools.js"
 
@@ -34,7 +35,10 @@ export const layer: Layer.Layer<
       Effect.flatMap(
         CurrentOwner,
         (owner) =>
-          service.send(owner, id(sessionId), run_in_background === true ? { ...request, background: true } : request)
+          Effect.zipRight(
+            Progress.waitsOn(id(sessionId)),
+            service.send(owner, id(sessionId), run_in_background === true ? { ...request, background: true } : request)
+          )
       ),
     terminal_read: ({ sessionId, ...request }) =>
       Effect.flatMap(CurrentOwner, (owner) => service.read(owner, id(sessionId), request)),
@@ -44,7 +48,10 @@ export const layer: Layer.Layer<
     terminal_resize: ({ sessionId, ...size }) =>
       Effect.flatMap(CurrentOwner, (owner) => service.resize(owner, id(sessionId), size)),
     terminal_request_human: ({ sessionId, ...request }) =>
-      Effect.flatMap(CurrentOwner, (owner) => service.requestHuman(owner, id(sessionId), request)),
+      Effect.flatMap(
+        CurrentOwner,
+        (owner) => Effect.zipRight(Progress.waitsOn(id(sessionId)), service.requestHuman(owner, id(sessionId), request))
+      ),
     terminal_list: () =>
       Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions }))),
     task_output: ({ taskId, timeoutMs, wait, waitFor }) =>

@@ -27,8 +27,6 @@ import { McpServer, type Tool } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as RpcMessage from "@effect/rpc/RpcMessage"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
@@ -37,14 +35,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import type * as Deployment from "./Deployment.js"
 import * as HttpGuard from "./HttpGuard.js"
 import * as Instructions from "./Instructions.js"
+import * as JsonRpc from "./internal/jsonRpc.js"
 import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
+import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
 import { CurrentOwner } from "./Owner.js"
@@ -89,11 +91,11 @@ export const sessionHeader = "mcp-session-id"
 export const protocolVersionHeader = "mcp-protocol-version"
 
 /**
- * The protocol versions the server speaks (those of `@effect/ai`'s `McpServer`).
+ * The protocol versions the server speaks, newest first (2025-11-25 and those of `@effect/ai`'s `McpServer`).
  *
  * @since 0.2.0
  */
-export const supportedProtocolVersions: ReadonlyArray<string> = ["2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]
+export const supportedProtocolVersions: ReadonlyArray<string> = JsonRpc.protocolVersions
 
 /**
  * The default idle expiry of an MCP session: 30 minutes.
@@ -124,8 +126,12 @@ export const sessionLabel = (serial: number, id: string): string =>
 interface McpSession {
   readonly label: string
   readonly owner: Ids.OwnerId
+  /** The client's ids and the rpc server's, for this session's requests. */
+  readonly codec: JsonRpc.Codec
   /** The answers being computed; a `DELETE` interrupts them, and their requests answer 404. */
-  readonly inFlight: Set<Fiber.RuntimeFiber<ReadonlyArray<RpcMessage.FromServerEncoded>>>
+  readonly inFlight: Set<Fiber.RuntimeFiber<unknown, unknown>>
+  /** The tool calls in flight by their request id: a `notifications/cancelled` interrupts one. */
+  readonly calls: Map<string, Fiber.RuntimeFiber<unknown, unknown>>
   closed: boolean
   /** Hand a message to the session's `McpServer`; its responses, none for a notification. */
   forward: SessionProtocol.Forward
@@ -134,8 +140,20 @@ interface McpSession {
 
 class UnknownSession extends Data.TaggedError("UnknownSession") {}
 
-const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
+const rpcError = (
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: JsonRpc.Id | null = null
+) => HttpServerResponse.unsafeJson(JsonRpc.errorResponse(id, code, message), { status, headers })
+
+/** The id of a message, when it is a request. */
+const idOf = (message: JsonRpc.Incoming): JsonRpc.Id | null =>
+  message._tag === "Request" || message._tag === "Invalid" ? message.id : null
+
+/** One server-sent event carrying a JSON-RPC message. */
+const sseEvent = (message: object) => `event: message\ndata: ${JSON.stringify(message)}\n\n`
 
 const mediaTypes = (header: string | undefined): ReadonlyArray<string> =>
   header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
@@ -175,7 +193,6 @@ export const makeApp = (
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
     const instructions = options.instructions ?? Instructions.text(options.deployment)
-    const parser = RpcSerialization.jsonRpc().unsafeMake()
     const pending = new Set<string>()
     let serial = 0
     let stopping = false
@@ -188,7 +205,9 @@ export const makeApp = (
         const session: McpSession = {
           label,
           owner,
+          codec: JsonRpc.makeCodec(instructions),
           inFlight: new Set(),
+          calls: new Map(),
           closed: false,
           forward: () => Effect.succeed([]),
           closeReason: "idle"
@@ -245,48 +264,115 @@ export const makeApp = (
       )
     })
 
-    const encoded = (responses: ReadonlyArray<RpcMessage.FromServerEncoded>, sessionId: string) => {
-      const body = responses.length === 0 ? undefined : parser.encode(responses.length === 1 ? responses[0] : responses)
-      return body === undefined
+    const json = (message: object | undefined, sessionId: string) =>
+      message === undefined
         ? HttpServerResponse.empty({ status: 202, headers: { [sessionHeader]: sessionId } })
-        : HttpServerResponse.text(body as string, {
+        : HttpServerResponse.text(JSON.stringify(message), {
           contentType: "application/json",
           headers: { [sessionHeader]: sessionId }
         })
-    }
 
-    /** Serve one message on its session; a session closed meanwhile answers 404. */
-    const serve = (
-      session: McpSession,
-      sessionId: string,
-      message: RpcMessage.FromClientEncoded,
-      request: HttpServerRequest.HttpServerRequest
-    ) => {
-      const tool = ToolRequests.toolRequest(message)
-      const answer = tool !== undefined
-        ? Effect.map(
-          Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner),
-          (response) => [response]
-        )
-        : ToolRequests.isInitialize(message)
-        ? Effect.map(
-          session.forward(message, Object.entries(request.headers)),
-          (responses) => responses.map((response) => ToolRequests.withInstructions(response, instructions))
-        )
-        : session.forward(message, Object.entries(request.headers))
-      // The answer runs in a fiber of its own that a DELETE interrupts; the request then answers 404.
-      return Effect.flatMap(Effect.fork(answer), (fiber) => {
+    /** Run `answer` in a fiber of its own that a `DELETE` interrupts (the request then answers 404). */
+    const inFlight = <A>(session: McpSession, answer: Effect.Effect<A>) =>
+      Effect.flatMap(Effect.fork(answer), (fiber) => {
         session.inFlight.add(fiber)
         return Effect.flatMap(
           Effect.ensuring(Fiber.await(fiber), Effect.sync(() => session.inFlight.delete(fiber))),
           (exit) =>
             Exit.isSuccess(exit)
-              ? Effect.succeed(encoded(exit.value, sessionId))
+              ? Effect.succeed(exit.value)
               : session.closed
-              ? Effect.succeed(rpcError(404, -32001, "MCP session closed"))
+              ? Effect.fail(new UnknownSession())
               : Effect.failCause(exit.cause)
         )
       })
+
+    /**
+     * A tool call that asked for progress: answered as a stream of server-sent events, the progress
+     * notifications while it runs and then its result. The call holds its session until it ends; a client
+     * that goes away interrupts it (its program gets the SIGINT of a cancelled send).
+     */
+    const streamed = (session: McpSession, sessionId: string, request: ToolRequests.ToolRequest) =>
+      Effect.gen(function*() {
+        const held = yield* Scope.make()
+        yield* RcMap.get(sessions, sessionId).pipe(Scope.extend(held), Effect.orDie)
+        const events = yield* Mailbox.make<string>()
+        const call = Progress.reporting(ToolRequests.serve(caller, request), {
+          token: request.progressToken!,
+          owner: session.owner,
+          emit: (message) => events.unsafeOffer(sseEvent(message)),
+          intervalMs: options.deployment?.progressIntervalMs
+        }).pipe(
+          Effect.provideService(CurrentOwner, session.owner),
+          Effect.tap((response) => events.offer(sseEvent(response))),
+          Effect.ensuring(events.end)
+        )
+        const key = ToolRequests.idKey(request.id)
+        const fiber = yield* Effect.forkDaemon(call)
+        session.inFlight.add(fiber)
+        session.calls.set(key, fiber)
+        const done = Effect.sync(() => {
+          session.inFlight.delete(fiber)
+          if (session.calls.get(key) === fiber) session.calls.delete(key)
+        }).pipe(Effect.zipRight(Fiber.interrupt(fiber)), Effect.zipRight(Scope.close(held, Exit.void)))
+        return HttpServerResponse.stream(
+          Mailbox.toStream(events).pipe(Stream.encodeText, Stream.ensuring(done)),
+          {
+            contentType: "text/event-stream",
+            headers: { [sessionHeader]: sessionId, "cache-control": "no-cache" }
+          }
+        )
+      })
+
+    /** Serve one message on its session; a session closed meanwhile answers 404. */
+    const serve = (
+      session: McpSession,
+      sessionId: string,
+      message: JsonRpc.Incoming,
+      request: HttpServerRequest.HttpServerRequest
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, UnknownSession> => {
+      const tool = ToolRequests.toolRequest(message)
+      if (tool !== undefined) {
+        if (tool.progressToken !== undefined) return streamed(session, sessionId, tool)
+        const key = ToolRequests.idKey(tool.id)
+        const call = Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner)
+        return Effect.map(
+          inFlight(
+            session,
+            Effect.flatMap(Effect.fork(call), (fiber) => {
+              session.calls.set(key, fiber)
+              return Effect.ensuring(
+                Fiber.join(fiber),
+                Effect.sync(() => {
+                  if (session.calls.get(key) === fiber) session.calls.delete(key)
+                })
+              )
+            })
+          ),
+          (response) => json(response, sessionId)
+        )
+      }
+      const cancelled = ToolRequests.cancelledId(message)
+      const call = cancelled === undefined ? undefined : session.calls.get(ToolRequests.idKey(cancelled))
+      if (call !== undefined) return Effect.as(Fiber.interrupt(call), json(undefined, sessionId))
+      const route = session.codec.route(message)
+      switch (route._tag) {
+        case "Answer":
+          return Effect.succeed(json(route.response, sessionId))
+        case "Drop":
+          return Effect.succeed(json(undefined, sessionId))
+        case "Forward":
+          return Effect.map(
+            inFlight(session, session.forward(route.message, Object.entries(request.headers))),
+            (responses) => {
+              // the answer to this request; a notification the server sent meanwhile goes nowhere (no stream)
+              const answer = responses.map(session.codec.encode).find((encoded) =>
+                encoded !== undefined && "id" in encoded
+              )
+              return json(answer, sessionId)
+            }
+          )
+      }
     }
 
     const post = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) =>
@@ -299,21 +385,15 @@ export const makeApp = (
           return rpcError(406, -32000, "Not Acceptable: Accept must list application/json and text/event-stream")
         }
         const body = yield* HttpGuard.readBody(request, maxBodyBytes)
-        const start = body.trimStart()[0]
-        if (start === "[") {
-          return rpcError(400, -32600, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18)")
+        const message = JsonRpc.parse(body)
+        if (message._tag === "Invalid") return rpcError(400, message.code, message.message, {}, message.id)
+        const id = idOf(message)
+        if (message._tag === "Request" && !JsonRpc.isServed(message.method)) {
+          return rpcError(200, JsonRpc.codes.methodNotFound, JsonRpc.unknownMethod(message.method), {}, id)
         }
-        if (start !== "{") return rpcError(400, -32600, "Invalid Request: the body is not one JSON-RPC message")
-        let messages: ReadonlyArray<RpcMessage.FromClientEncoded>
-        try {
-          messages = parser.decode(body) as ReadonlyArray<RpcMessage.FromClientEncoded>
-        } catch {
-          return rpcError(400, -32700, "Parse error: the body is not JSON")
-        }
-        const message = messages[0]!
         if (sessionId === undefined) {
-          if (message._tag !== "Request" || message.tag !== "initialize") {
-            return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`)
+          if (message._tag !== "Request" || message.method !== "initialize") {
+            return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`, {}, id)
           }
           const opened = yield* created.pipe(
             Effect.catchAll((error) =>
@@ -328,19 +408,25 @@ export const makeApp = (
               )
             )
           )
-          return yield* serve(opened.session, opened.id, message, request)
+          return yield* serve(opened.session, opened.id, message, request).pipe(
+            Effect.catchTag("UnknownSession", () => Effect.succeed(rpcError(404, -32001, "MCP session closed", {}, id)))
+          )
         }
         const version = request.headers[protocolVersionHeader]
         if (version !== undefined && !supportedProtocolVersions.includes(version)) {
           return rpcError(
             400,
             -32000,
-            `Bad Request: unsupported ${protocolVersionHeader} (supported: ${supportedProtocolVersions.join(", ")})`
+            `Bad Request: unsupported ${protocolVersionHeader} (supported: ${supportedProtocolVersions.join(", ")})`,
+            {},
+            id
           )
         }
         const session = yield* existing(sessionId)
-        if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again")
-        return yield* serve(session, sessionId, message, request)
+        if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again", {}, id)
+        return yield* serve(session, sessionId, message, request).pipe(
+          Effect.catchTag("UnknownSession", () => Effect.succeed(rpcError(404, -32001, "MCP session closed", {}, id)))
+        )
       }).pipe(Effect.catchTag("Refused", (refused) => Effect.succeed(HttpGuard.refusal(refused))))
 
     const remove = (sessionId: string | undefined) =>
