@@ -13,10 +13,16 @@
  * of an `RcMap` — its own `McpServer` over its own rpc protocol, in the entry's scope. An `initialize`
  * without a session id creates one (past `maxSessions` open: 503 with `Retry-After`) and answers with its
  * `Mcp-Session-Id`; later requests carrying the id go to that session, each holding a reference while it
- * runs; the session's scope closes — and with it every terminal and task its owner opened — on `DELETE`,
- * after `sessionIdleMs` without a request in flight, or when the server stops. An unknown id is a 404, so
- * the client initializes again. Calls of the terminal tools go to `ToolCall` directly
- * (`internal/toolRequests.ts`); everything else to the session's `McpServer`.
+ * runs; the session's scope closes on `DELETE`, after `sessionIdleMs` (5 minutes) without a request in
+ * flight, or when the server stops. An unknown id is a 404, so the client initializes again.
+ *
+ * Who owns the terminals: the bearer token admits a client; the `Agent-Terminal-Owner` header of its
+ * `initialize` names its owner. Without one, the MCP session is an owner of its own (anonymous), and its
+ * terminals and tasks end with it — a one-shot client that never sends `DELETE` leaves nothing behind past
+ * the session's expiry. With one, every MCP session naming that owner (with the token) sees and continues
+ * the same terminals, and they outlive the owner's last session by `ownerIdleMs` (30 minutes): a client
+ * that reconnects, or restarts, finds its terminals as it left them. Calls of the terminal tools go to
+ * `ToolCall` directly (`internal/toolRequests.ts`); everything else to the session's `McpServer`.
  *
  * Logs name a session by its number and a short hash of its id, never the id itself.
  *
@@ -64,8 +70,13 @@ export interface Options {
   readonly version: string
   /** The bound of every rendered tool result. */
   readonly maxResultBytes: number
-  /** Close an MCP session (and its terminals) after this long without a request; default 30 minutes. */
+  /**
+   * Close an MCP session after this long without a request in flight (an anonymous session's terminals and
+   * tasks with it); default 5 minutes.
+   */
   readonly sessionIdleMs?: number | undefined
+  /** A named owner's terminals and tasks outlive its last MCP session by this long; default 30 minutes. */
+  readonly ownerIdleMs?: number | undefined
   /** MCP sessions open at once; an `initialize` past it is 503 (default 64). */
   readonly maxSessions?: number | undefined
   /** The bound of a request body in bytes (default 4 MiB; `HttpGuard` refuses a longer declared one). */
@@ -98,11 +109,39 @@ export const protocolVersionHeader = "mcp-protocol-version"
 export const supportedProtocolVersions: ReadonlyArray<string> = JsonRpc.protocolVersions
 
 /**
- * The default idle expiry of an MCP session: 30 minutes.
+ * The header naming a client's owner in its `initialize` request (with the bearer token).
+ *
+ * @since 0.4.0
+ */
+export const ownerHeader = "agent-terminal-owner"
+
+/**
+ * What an owner's name may be: 1 to 64 letters, digits, `.`, `_`, `@`, `-`, starting with a letter or digit.
+ *
+ * @since 0.4.0
+ */
+export const ownerNamePattern = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
+
+/**
+ * The owner id of a named HTTP owner (apart from the daemon's `owner:` names, which need their own secret).
+ *
+ * @since 0.4.0
+ */
+export const namedOwner = (name: string): Ids.OwnerId => Ids.OwnerId.make(`mcp-http:${name}`)
+
+/**
+ * The default idle expiry of an MCP session: 5 minutes (an anonymous one's terminals end with it).
  *
  * @since 0.1.0
  */
-export const defaultSessionIdleMs = 30 * 60 * 1000
+export const defaultSessionIdleMs = 5 * 60 * 1000
+
+/**
+ * How long a named owner's terminals outlive its last MCP session by default: 30 minutes.
+ *
+ * @since 0.4.0
+ */
+export const defaultOwnerIdleMs = 30 * 60 * 1000
 
 /**
  * The default cap on MCP sessions open at once.
@@ -193,15 +232,34 @@ export const makeApp = (
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
     const instructions = options.instructions ?? Instructions.text(options.deployment)
-    const pending = new Set<string>()
+    /** Sessions being created, with the owner name their `initialize` gave (undefined: anonymous). */
+    const pending = new Map<string, string | undefined>()
     let serial = 0
     let stopping = false
 
+    /** Named owners: held by each of their MCP sessions, closed `ownerIdleMs` after the last one ended. */
+    const owners = yield* RcMap.make({
+      lookup: (name: string) =>
+        Effect.gen(function*() {
+          const owner = namedOwner(name)
+          yield* Effect.addFinalizer(() =>
+            Effect.logInfo(
+              `owner ${name} closed (${stopping ? "the server stops" : "no MCP session of it for ownerIdleMs"})`
+            )
+              .pipe(Effect.zipRight(closeOwner(owner).pipe(Effect.provide(context))))
+          )
+          return owner
+        }),
+      idleTimeToLive: Duration.millis(options.ownerIdleMs ?? defaultOwnerIdleMs)
+    })
+
     const open = (id: string) =>
       Effect.gen(function*() {
-        if (!pending.delete(id)) return yield* new UnknownSession()
+        if (!pending.has(id)) return yield* new UnknownSession()
+        const name = pending.get(id)
+        pending.delete(id)
         const label = sessionLabel(++serial, id)
-        const owner = Ids.OwnerId.make(`mcp-http-${serial}`)
+        const owner = name === undefined ? Ids.OwnerId.make(`mcp-http-${serial}`) : yield* RcMap.get(owners, name)
         const session: McpSession = {
           label,
           owner,
@@ -214,7 +272,8 @@ export const makeApp = (
         }
         yield* Effect.addFinalizer(() =>
           Effect.logInfo(`MCP session ${label} closed (${stopping ? "the server stops" : session.closeReason})`).pipe(
-            Effect.zipRight(closeOwner(owner).pipe(Effect.provide(context)))
+            // a named owner's terminals stay with the owner (`owners`), for its next session
+            Effect.zipRight(name === undefined ? closeOwner(owner).pipe(Effect.provide(context)) : Effect.void)
           )
         )
         const server = yield* McpServer.McpServer.make
@@ -255,14 +314,15 @@ export const makeApp = (
           )
           : Effect.succeed(undefined))
 
-    const created = Effect.gen(function*() {
-      const id = globalThis.crypto.randomUUID()
-      pending.add(id)
-      return yield* RcMap.get(sessions, id).pipe(
-        Effect.map((session) => ({ id, session })),
-        Effect.ensuring(Effect.sync(() => pending.delete(id)))
-      )
-    })
+    const created = (ownerName: string | undefined) =>
+      Effect.gen(function*() {
+        const id = globalThis.crypto.randomUUID()
+        pending.set(id, ownerName)
+        return yield* RcMap.get(sessions, id).pipe(
+          Effect.map((session) => ({ id, session })),
+          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+        )
+      })
 
     const json = (message: object | undefined, sessionId: string) =>
       message === undefined
@@ -395,7 +455,18 @@ export const makeApp = (
           if (message._tag !== "Request" || message.method !== "initialize") {
             return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`, {}, id)
           }
-          const opened = yield* created.pipe(
+          const ownerName = request.headers[ownerHeader]
+          if (ownerName !== undefined && !ownerNamePattern.test(ownerName)) {
+            return rpcError(
+              400,
+              JsonRpc.codes.invalidRequest,
+              `Bad Request: ${ownerHeader} must be 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a ` +
+                "letter or digit",
+              {},
+              id
+            )
+          }
+          const opened = yield* created(ownerName).pipe(
             Effect.catchAll((error) =>
               Effect.fail(
                 Cause.isExceededCapacityException(error)
