@@ -59,6 +59,7 @@ export type SessionStatus = typeof SessionStatus.Type
  */
 export const ContainmentSchema = Schema.Literal("cgroup", "sweep", "pid-namespace")
 
+export { activityText, Listener, listenerText, ProcessActivity } from "./internal/activity.js"
 export {
   Argv,
   bounds,
@@ -75,6 +76,7 @@ export {
 } from "./internal/bounds.js"
 export { HumanNote, humanNoteText, HumanRequest, HumanRequestResult, reasonLength } from "./internal/human.js"
 export { Match, WaitFor } from "./internal/waitFor.js"
+import { ProcessActivity } from "./internal/activity.js"
 import { Argv, Columns, KeyNames, LineCount, Millis, Name, Path, Rows } from "./internal/bounds.js"
 import { HumanNote } from "./internal/human.js"
 import { Match, WaitFor } from "./internal/waitFor.js"
@@ -260,7 +262,9 @@ export const SendResult = Schema.Struct({
   stoppedAt: Schema.optional(Schema.Number),
   elapsedMs: Schema.Number,
   /** A person held the control since the previous send (the output starts with the note and what they saw). */
-  human: Schema.optional(HumanNote)
+  human: Schema.optional(HumanNote),
+  /** A `timeout` or `inferred_idle` end: what the foreground program is doing, as `/proc` shows it. */
+  foreground: Schema.optional(ProcessActivity)
 })
 /** @since 0.1.0 */
 export type SendResult = typeof SendResult.Type

@@ -54,6 +54,7 @@ export const bounded = (fullFacts: string, body: string, maxBytes: number, compa
  */
 /** A match as the facts line shows it: the text, then a regex's groups. */
 const matchFact = (match: Session.Match): string => {
+  if (match.listening !== undefined) return `[match: ${Session.listenerText(match.listening)}]`
   const groups = match.groups === undefined ? "" : ` [groups: ${JSON.stringify(match.groups)}]`
   return `[match: ${JSON.stringify(Utf8.cutHead(match.text, 200))}]${groups}`
 }
@@ -94,6 +95,7 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
   if (result.waitReason === "inferred_idle" || result.waitReason === "timeout" || result.waitReason === "matched") {
     facts.push("[the command may still be running]")
   }
+  if (result.foreground !== undefined) facts.push(`[foreground: ${Session.activityText(result.foreground)}]`)
   if (result.truncated) facts.push("[truncated]")
   const compact = facts.map((fact) =>
     fact.startsWith("[continuation")

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import type { SendRequest } from "../Session.js"
 import * as Input from "./input.js"
+import { listenersNow } from "./listeningTier.js"
 import { openWatch } from "./matchTier.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
@@ -31,16 +32,22 @@ export const begin = (
   // than the rest of the function's work).
   Effect.suspend(() => {
     const kind = Input.classify(runtime.type, runtime.shell, input)
-    // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
-    // the group's read counters from just before the write.
-    if (!deps.inspector.exact || kind._tag === "Line") {
-      return write(deps, runtime, request, input, timeoutMs, kind, undefined, cancel)
+    const go = (listeners: ReadonlySet<string> | undefined) => {
+      // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
+      // the group's read counters from just before the write.
+      if (!deps.inspector.exact || kind._tag === "Line") {
+        return write(deps, runtime, request, input, timeoutMs, kind, undefined, cancel, listeners)
+      }
+      const probe = deps.inspector.probe(runtime.terminal)
+      return Effect.flatMap(
+        interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel))),
+        (before) => write(deps, runtime, request, input, timeoutMs, kind, before, cancel, listeners)
+      )
     }
-    const probe = deps.inspector.probe(runtime.terminal)
-    return Effect.flatMap(
-      interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel))),
-      (before) => write(deps, runtime, request, input, timeoutMs, kind, before, cancel)
-    )
+    // a `listening` wait leaves out what listened before the write
+    return request.waitFor?.listening === undefined
+      ? go(undefined)
+      : Effect.flatMap(listenersNow(deps.inspector, runtime.terminal.shellPid), go)
   })
 
 const write = (
@@ -51,7 +58,8 @@ const write = (
   timeoutMs: number,
   kind: Input.InputKind,
   before: Watch["before"],
-  cancel: CancelSignal | undefined
+  cancel: CancelSignal | undefined,
+  listenersBefore: ReadonlySet<string> | undefined
 ) => {
   // A cancel that won before the write: nothing is written, the send ends interrupted.
   if (cancel?.cancelled === true) return Effect.interrupt
@@ -87,7 +95,8 @@ const write = (
         capture,
         waitFor: request.waitFor,
         output,
-        cancel
+        cancel,
+        listenersBefore
       }
       return { watch, capture, baseline, started }
     }

@@ -11,7 +11,7 @@ import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
 import { settle } from "./readiness.js"
-import { endOf, type Outcome, outputOf, resultOf, textOf } from "./results.js"
+import { endOf, type Outcome, outputOf, resultOf, textOf, withForeground } from "./results.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
 import type { Watch } from "./settled.js"
@@ -114,7 +114,9 @@ export const runSend = (
         if (outcome === undefined) return stop().pipe(Effect.zipRight(Effect.interrupt))
         const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
         const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
-        return Effect.succeed(
+        return withForeground(
+          deps.inspector,
+          runtime,
           resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
         )
       })

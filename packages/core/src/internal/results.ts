@@ -3,6 +3,9 @@
  * tail), the notes the model reads, the screen while a full-screen program holds the terminal.
  */
 import { Capture, type Emulator, Utf8 } from "@agent-terminal/terminal"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ProcessInspector } from "../ProcessInspector.js"
 import { type HumanNote, humanNoteText, type SendRequest, type SendResult } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import { stripEcho } from "./input.js"
@@ -155,6 +158,27 @@ export const resultOf = (
     elapsedMs,
     ...(human !== undefined ? { human: human.note } : {})
   }
+}
+
+/**
+ * A result that ended by `timeout` or `inferred_idle`, with what the foreground program is doing (`/proc`):
+ * sleeping, blocked reading a pipe or a socket, waiting for a child, running — so the model can choose
+ * between waiting longer, signalling and reading. Other results are returned as they are.
+ */
+export const withForeground = (
+  inspector: ProcessInspector["Type"],
+  runtime: SessionRuntime,
+  result: SendResult
+): Effect.Effect<SendResult> => {
+  const activity = inspector.activity
+  if (activity === undefined || (result.waitReason !== "timeout" && result.waitReason !== "inferred_idle")) {
+    return Effect.succeed(result)
+  }
+  if (runtime.exit !== undefined) return Effect.succeed(result)
+  return Effect.map(
+    activity(runtime.terminal),
+    Option.match({ onNone: () => result, onSome: (foreground) => ({ ...result, foreground }) })
+  )
 }
 
 /**

@@ -12,6 +12,8 @@ import type { SendRequest, SendResult, WaitReason } from "../Session.js"
 import { startBackground } from "./background.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
+import { unsupported } from "./listeningTier.js"
+import { withForeground } from "./results.js"
 import { exitedError, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup } from "./sessions.js"
 import { exclusive } from "./slot.js"
@@ -49,7 +51,7 @@ const firstReturn = (
       : view.status === "running"
       ? "timeout"
       : "background"
-    return {
+    return yield* withForeground(deps.inspector, runtime, {
       output: cut.text,
       waitReason,
       sessionStatus: statusOf(runtime),
@@ -57,7 +59,7 @@ const firstReturn = (
       taskId,
       ...(view.match !== undefined ? { match: view.match } : {}),
       elapsedMs: view.elapsedMs
-    }
+    })
   })
 
 /**
@@ -72,6 +74,10 @@ export const send = (deps: Deps) => (owner: OwnerId, id: SessionId, request: Sen
     if (runtime.exit !== undefined) return Effect.fail(exitedError(runtime))
     const humanInControl = runtime.control.refusal(id)
     if (humanInControl !== undefined) return Effect.fail(humanInControl)
+    const cannotTell = unsupported(deps.inspector, request.waitFor) ??
+      request.steps?.map((step, i) => unsupported(deps.inspector, step.waitFor, `steps.${i}.waitFor`))
+        .find((refused) => refused !== undefined)
+    if (cannotTell !== undefined) return Effect.fail(cannotTell)
     if (request.steps !== undefined) {
       const refused = checkSteps(request, request.steps, runtime)
       if (refused !== undefined) return Effect.fail(refused)
