@@ -178,8 +178,18 @@ export type Step = typeof Step.Type
 export const maxSteps = 64
 
 /**
+ * The signals a session may be sent (to its terminal's foreground process group).
+ *
+ * @since 0.1.0
+ */
+export const SignalName = Schema.Literal("SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGCONT", "SIGHUP", "SIGQUIT")
+/** @since 0.1.0 */
+export type SignalName = typeof SignalName.Type
+
+/**
  * Input for a session: `text` (typed as exact UTF-8, then Enter unless `submit` is false), named `keys`,
- * or `paste` (bracketed when the program enabled it).
+ * or `paste` (bracketed when the program enabled it); or, instead of input, a `signal` to the terminal's
+ * foreground process group, and the same wait for readiness after it (the interrupted program's prompt).
  *
  * @since 0.1.0
  */
@@ -194,6 +204,11 @@ export const SendRequest = Schema.Struct({
   background: Schema.optional(Schema.Boolean),
   /** Settle as `matched` as soon as the output shows this (a background send: its first return). */
   waitFor: Schema.optional(WaitFor),
+  /**
+   * Instead of input: deliver this signal to the terminal's foreground process group (resolved now, as
+   * `PtyService.signal` does), then wait for readiness as a send does (`signalled` in the result).
+   */
+  signal: Schema.optional(SignalName),
   /** Several inputs in order, each waiting for its own readiness, instead of `text`/`keys`/`paste`. */
   steps: Schema.optional(
     Schema.Array(Step).pipe(
@@ -264,7 +279,11 @@ export const SendResult = Schema.Struct({
   /** A person held the control since the previous send (the output starts with the note and what they saw). */
   human: Schema.optional(HumanNote),
   /** A `timeout` or `inferred_idle` end: what the foreground program is doing, as `/proc` shows it. */
-  foreground: Schema.optional(ProcessActivity)
+  foreground: Schema.optional(ProcessActivity),
+  /** A send of a `signal`: the signal, the process group it went to, whether it was delivered. */
+  signalled: Schema.optional(
+    Schema.Struct({ signal: SignalName, targetPgid: Schema.Number, delivered: Schema.Boolean })
+  )
 })
 /** @since 0.1.0 */
 export type SendResult = typeof SendResult.Type
@@ -293,15 +312,6 @@ export const ReadResult = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type ReadResult = typeof ReadResult.Type
-
-/**
- * The signals a session may be sent (to its terminal's foreground process group).
- *
- * @since 0.1.0
- */
-export const SignalName = Schema.Literal("SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGCONT", "SIGHUP", "SIGQUIT")
-/** @since 0.1.0 */
-export type SignalName = typeof SignalName.Type
 
 /**
  * @since 0.1.0
