@@ -71,6 +71,7 @@ export {
   LineCount,
   Millis,
   Name,
+  outputRoom,
   Path,
   Rows
 } from "./internal/bounds.js"
@@ -305,10 +306,14 @@ export type ReadRequest = typeof ReadRequest.Type
  */
 export const ReadResult = Schema.Struct({
   text: Schema.String,
+  /** The lines kept (the oldest ones beyond the retention bound are dropped). */
   totalLines: Schema.Number,
+  /** The page: lines `[lineBegin, lineEnd)`, numbered from the first line ever written (0). */
   lineBegin: Schema.Number,
   lineEnd: Schema.Number,
-  truncated: Schema.Boolean
+  truncated: Schema.Boolean,
+  /** The number of the oldest line kept: lines `[0, firstLine)` were dropped by the retention bound. */
+  firstLine: Schema.optional(Schema.Number)
 })
 /** @since 0.1.0 */
 export type ReadResult = typeof ReadResult.Type

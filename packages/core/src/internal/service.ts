@@ -67,8 +67,8 @@ const read = (deps: Deps) =>
       maxBytes: deps.config.maxReadBytes
     })
     if (Either.isLeft(page)) return yield* new InvalidInput({ field: page.left.field, reason: page.left.reason })
-    const { lineBegin, lineEnd, text, totalLines, truncated } = page.right
-    return { text, totalLines, lineBegin, lineEnd, truncated }
+    const { firstLine, lineBegin, lineEnd, text, totalLines, truncated } = page.right
+    return { text, totalLines, lineBegin, lineEnd, truncated, firstLine }
   })
 
 const signal = (deps: Deps) =>

@@ -197,13 +197,13 @@ export const make: Effect.Effect<
           label,
           graceMs: config.disposeGraceMs,
           limits: confinedRequest.limits,
-          budget: config.maxResultBytes,
+          budget: Session.outputRoom(config.maxResultBytes),
           maxLines: config.scrollbackLines,
           maxBytes: config.scrollbackMaxBytes
         }).pipe(Effect.provide(containment))
       }
       return yield* spawnPty(backend, inspector, confinedRequest, confinement.attach, {
-        budget: config.maxResultBytes,
+        budget: Session.outputRoom(config.maxResultBytes),
         scrollbackLines: config.scrollbackLines,
         scrollbackMaxBytes: config.scrollbackMaxBytes,
         cols: config.cols,
