@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { connectStdio, structured, textOf } from "../support/mcp.js"
+import { bodyOf, connectStdio, structured, textOf } from "../support/mcp.js"
 
 const hasNetworkTool = ["pasta", "slirp4netns"].some((name) =>
   (process.env.PATH ?? "").split(":").some((dir) => dir !== "" && fs.existsSync(`${dir}/${name}`))
@@ -48,7 +48,7 @@ const checkServer = async (client: Client, shared: boolean) => {
       sessionId: other.sessionId,
       text: `python3 -c 'import urllib.request as u; print(u.urlopen("http://127.0.0.1:${port}/").status)'`
     })
-    expect(structured(fetched).output).toBe("200")
+    expect(bodyOf(fetched)).toBe("200")
   }
 
   const background = await call(client, "terminal_send", {

@@ -232,6 +232,7 @@ export const makeApp = (
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
     const instructions = options.instructions ?? Instructions.text(options.deployment)
+    const toolList = McpTools.list(options.deployment)
     /** Sessions being created, with the owner name their `initialize` gave (undefined: anonymous). */
     const pending = new Map<string, string | undefined>()
     let serial = 0
@@ -412,6 +413,8 @@ export const makeApp = (
           (response) => json(response, sessionId)
         )
       }
+      const listId = ToolRequests.toolListId(message)
+      if (listId !== undefined) return Effect.succeed(json(JsonRpc.resultResponse(listId, toolList), sessionId))
       const cancelled = ToolRequests.cancelledId(message)
       const call = cancelled === undefined ? undefined : session.calls.get(ToolRequests.idKey(cancelled))
       if (call !== undefined) return Effect.as(Fiber.interrupt(call), json(undefined, sessionId))

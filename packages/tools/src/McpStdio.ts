@@ -88,6 +88,7 @@ export const makeProtocol = (
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
       const codec = JsonRpc.makeCodec(options.instructions)
+      const toolList = McpTools.list(options.deployment)
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
       const calls = new Map<string, Fiber.RuntimeFiber<void>>()
       let open = true
@@ -127,6 +128,8 @@ export const makeProtocol = (
         const message = JsonRpc.parse(line)
         const request = ToolRequests.toolRequest(message)
         if (request !== undefined) return serveTool(request)
+        const listId = ToolRequests.toolListId(message)
+        if (listId !== undefined) return write(JsonRpc.resultResponse(listId, toolList))
         const cancelled = ToolRequests.cancelledId(message)
         const call = cancelled === undefined ? undefined : calls.get(ToolRequests.idKey(cancelled))
         if (call !== undefined) {

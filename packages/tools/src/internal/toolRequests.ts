@@ -49,10 +49,20 @@ export const toolRequest = (message: JsonRpc.Incoming): ToolRequest | undefined 
   }
 }
 
-/** The `CallToolResult` of an outcome, as `McpServer` encodes it. */
+/**
+ * The id of a `tools/list` request: the transports answer it themselves, with each tool's `outputSchema`
+ * (`McpTools.list`), which `McpServer`'s listing has no field for.
+ */
+export const toolListId = (message: JsonRpc.Incoming): JsonRpc.Id | undefined =>
+  message._tag === "Request" && message.method === "tools/list" ? message.id : undefined
+
+/**
+ * The `CallToolResult` of an outcome. A failure whose bound left no room for its structured fields (`{}`)
+ * has no `structuredContent`: a failure's, when present, always has its `_tag` (its `outputSchema` says so).
+ */
 export const callToolResult = (outcome: ToolCall.ToolOutcome) => ({
   content: [{ type: "text", text: outcome.text }],
-  structuredContent: outcome.structured,
+  ...(outcome.isError && Object.keys(outcome.structured).length === 0 ? {} : { structuredContent: outcome.structured }),
   isError: outcome.isError
 })
 
@@ -68,9 +78,20 @@ export const cancelledId = (message: JsonRpc.Incoming): JsonRpc.Id | undefined =
 /** A key for a request id (`1` and `"1"` are two requests). */
 export const idKey = (id: JsonRpc.Id): string => `${typeof id}:${id}`
 
-/** Run a tool request as `call` does and give its JSON-RPC response (an interrupted call answers nothing). */
+/**
+ * Run a tool request as `call` does and give its JSON-RPC response (an interrupted call answers nothing). A
+ * defect on the way (a bug) still answers, with an internal error under the request's id: a client is never
+ * left waiting out its timeout.
+ */
 export const serve = (caller: ToolCall.Caller, request: ToolRequest): Effect.Effect<object> =>
   Effect.map(
     caller.call(request.name, request.arguments),
-    (outcome) => JsonRpc.resultResponse(request.id, callToolResult(outcome))
+    (outcome): object => JsonRpc.resultResponse(request.id, callToolResult(outcome))
+  ).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.as(
+        Effect.logError("a tool call died", defect),
+        JsonRpc.errorResponse(request.id, JsonRpc.codes.internalError, "Internal error: the tool call failed")
+      )
+    )
   )
