@@ -297,6 +297,10 @@ describe("the official TypeScript SDK clients", () => {
         expect(textOf(result)).toContain("[wait: prompt] [exit: 0]")
         expect(textOf(result)).toContain("step 6")
         expect(progress.length).toBeGreaterThanOrEqual(4)
+        // the messages count the build's new lines and say what its foreground program is doing
+        const messages = progress.map((value) => (value as { message: string }).message)
+        expect(messages.some((message) => /; [1-6] new lines? of output/.test(message))).toBe(true)
+        expect(messages.some((message) => /foreground: sleep \(pid \d+\) sleeping/.test(message))).toBe(true)
         // without progress, the same client gives up at its timeout (and its cancel interrupts the build)
         await expect(
           client.callTool({ name: "terminal_send", arguments: { sessionId, text: build(6) } }, undefined, {

@@ -5,10 +5,11 @@
  * second, when the terminal the call waits on printed new lines. A client that resets its request timeout
  * on progress (the TypeScript SDK's `resetTimeoutOnProgress`) then keeps a healthy 90 s build alive
  * through its 60 s timeout. The message is short: the time waited, the lines printed meanwhile, and what
- * the terminal's foreground program is doing when that is known.
+ * the terminal's foreground program is doing when this process can tell (`waiting, 15 s; 120 new lines of
+ * output; foreground: make (pid 42) waiting child: wait4`).
  */
 import type { Ids } from "@agent-terminal/core"
-import { PtyService } from "@agent-terminal/core"
+import { ProcessInspector, PtyService, Session } from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -57,11 +58,29 @@ export const reporting = <A, E, R>(
     let lastAt = started
     let lastLines = 0
 
+    const inspector = yield* Effect.serviceOption(ProcessInspector.ProcessInspector)
+    /** The lines the terminal has shown so far (the end of its transcript, counted from its first line). */
     const totalLines = (id: Ids.SessionId) =>
       Option.isNone(terminals) ? Effect.succeed(undefined) : terminals.value.read(options.owner, id, { count: 1 }).pipe(
-        Effect.map((page): number | undefined => page.totalLines),
+        Effect.map((page): number | undefined => page.lineEnd),
         Effect.orElseSucceed(() => undefined)
       )
+    let shellPid: number | undefined
+    /**
+     * What the terminal's foreground program is doing, where this process can look (`/proc` of its own
+     * terminals: not through the daemon, whose inspector is its own).
+     */
+    const foreground = Effect.gen(function*() {
+      const activity = Option.isSome(inspector) ? inspector.value.activity : undefined
+      if (activity === undefined || Option.isNone(terminals) || watched === undefined) return undefined
+      if (shellPid === undefined) {
+        const id = watched.id
+        shellPid = (yield* terminals.value.list(options.owner)).find((session) => session.sessionId === id)?.pid
+      }
+      if (shellPid === undefined) return undefined
+      const found = yield* activity({ shellPid, ttyPath: undefined })
+      return Option.getOrUndefined(found)
+    })
 
     const progress = CallProgress.of({
       waitsOn: (id) =>
@@ -70,20 +89,21 @@ export const reporting = <A, E, R>(
         })
     })
 
-    const emit = (now: number) => {
-      count++
-      lastAt = now
-      const lines = watched === undefined ? undefined : Math.max(0, watched.lines - watched.baseline)
-      if (lines !== undefined) lastLines = lines
-      const message = lines === undefined
-        ? `waiting, ${seconds(now - started)}`
-        : `waiting, ${seconds(now - started)}; ${lines} new line${lines === 1 ? "" : "s"} of output`
-      options.emit(JsonRpc.notification("notifications/progress", {
-        progressToken: options.token,
-        progress: count,
-        message
-      }))
-    }
+    const emit = (now: number) =>
+      Effect.map(foreground, (activity) => {
+        count++
+        lastAt = now
+        const lines = watched === undefined ? undefined : Math.max(0, watched.lines - watched.baseline)
+        if (lines !== undefined) lastLines = lines
+        const parts = [`waiting, ${seconds(now - started)}`]
+        if (lines !== undefined) parts.push(`${lines} new line${lines === 1 ? "" : "s"} of output`)
+        if (activity !== undefined) parts.push(`foreground: ${Session.activityText(activity)}`)
+        options.emit(JsonRpc.notification("notifications/progress", {
+          progressToken: options.token,
+          progress: count,
+          message: parts.join("; ")
+        }))
+      })
 
     const tick = Effect.gen(function*() {
       if (watched !== undefined) {
@@ -92,7 +112,7 @@ export const reporting = <A, E, R>(
       }
       const now = Date.now()
       const newLines = watched !== undefined && watched.lines - watched.baseline !== lastLines
-      if (now - lastAt >= intervalMs || (newLines && now - lastAt >= tickMs)) emit(now)
+      if (now - lastAt >= intervalMs || (newLines && now - lastAt >= tickMs)) yield* emit(now)
     })
 
     const reporter = tick.pipe(Effect.delay(tickMs), Effect.forever)
