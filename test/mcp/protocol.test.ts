@@ -13,6 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import {
   type HttpServer,
   initialize,
@@ -200,6 +201,42 @@ describe("JSON-RPC over raw HTTP", () => {
     const unknown = await post({ jsonrpc: "2.0", id: 9, method: "tools/list" }, { "mcp-session-id": "nope" })
     expect(unknown.status).toBe(404)
     expect(JSON.parse(unknown.body)).toMatchObject({ id: 9 })
+  })
+
+  it("notifications/cancelled interrupts a tool call in flight: its program is stopped, its request answers 202", async () => {
+    const server = await start()
+    const opened = await rawRequest(server.url, { headers: mcpHeaders(server), body: JSON.stringify(initialize(1)) })
+    const headers = mcpHeaders(server, { "mcp-session-id": String(opened.headers["mcp-session-id"]) })
+    const seconds = 300 + Math.floor(Math.random() * 600)
+    const running = rawRequest(server.url, {
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "long",
+        method: "tools/call",
+        params: { name: "exec", arguments: { command: `sleep ${seconds}` } }
+      })
+    })
+    const sleeping = () =>
+      fs.readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).some((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") === `sleep\0${seconds}\0`
+        } catch {
+          return false
+        }
+      })
+    const deadline = Date.now() + 15_000
+    while (!sleeping() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(sleeping()).toBe(true)
+    const cancel = await rawRequest(server.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "long" } })
+    })
+    expect(cancel.status).toBe(202)
+    expect((await running).status).toBe(202)
+    const gone = Date.now() + 15_000
+    while (sleeping() && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(sleeping()).toBe(false)
   })
 
   it("a long call with a progressToken is answered as a stream: progress notifications, then its result", async () => {

@@ -411,6 +411,13 @@ export const makeApp = (
             })
           ),
           (response) => json(response, sessionId)
+        ).pipe(
+          // cancelled by the client (notifications/cancelled): nothing more is sent for it
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) && !session.closed
+              ? Effect.succeed(HttpServerResponse.empty({ status: 202, headers: { [sessionHeader]: sessionId } }))
+              : Effect.failCause(cause)
+          )
         )
       }
       const listId = ToolRequests.toolListId(message)
