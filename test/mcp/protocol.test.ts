@@ -110,12 +110,12 @@ describe("JSON-RPC over raw stdio", () => {
     }
   })
 
-  it("a long call with a progressToken gets progress notifications before its result", async () => {
+  it("a long send with a progressToken gets progress notifications before its result", async () => {
     const call = {
       jsonrpc: "2.0",
       id: "build",
       method: "tools/call",
-      params: { name: "exec", arguments: { command: build(3) }, _meta: { progressToken: "tok-1" } }
+      params: { name: "terminal_send", arguments: { text: build(3) }, _meta: { progressToken: "tok-1" } }
     }
     const messages = await rawStdio([init(1), call], answered("build"), ["--progress-interval-ms", "300"])
     const result = messages.findIndex((message) => message.id === "build")
@@ -239,7 +239,7 @@ describe("JSON-RPC over raw HTTP", () => {
     expect(sleeping()).toBe(false)
   })
 
-  it("a long call with a progressToken is answered as a stream: progress notifications, then its result", async () => {
+  it("a long send with a progressToken is answered as a stream: progress notifications, then its result", async () => {
     const server = await start(["--progress-interval-ms", "300"])
     const opened = await rawRequest(server.url, { headers: mcpHeaders(server), body: JSON.stringify(initialize(1)) })
     const response = await rawRequest(server.url, {
@@ -248,7 +248,7 @@ describe("JSON-RPC over raw HTTP", () => {
         jsonrpc: "2.0",
         id: "build",
         method: "tools/call",
-        params: { name: "exec", arguments: { command: build(3) }, _meta: { progressToken: 42 } }
+        params: { name: "terminal_send", arguments: { text: build(3) }, _meta: { progressToken: 42 } }
       })
     })
     expect(response.headers["content-type"]).toContain("text/event-stream")
