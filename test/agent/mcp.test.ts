@@ -1,6 +1,6 @@
 import { Instructions } from "@agent-terminal/tools"
 import { describe, expect, it } from "@effect/vitest"
-import { connectStdio, structured, textOf } from "../support/mcp.js"
+import { bodyOf, connectStdio, structured, textOf } from "../support/mcp.js"
 
 type Client = Awaited<ReturnType<typeof connectStdio>>["client"]
 
@@ -54,14 +54,15 @@ describe("the agent's side over a real MCP client (stdio)", () => {
         sessionId: other,
         text: fetch("print('status=%d' % u.urlopen(sys.argv[1]).status)")
       })
-      expect(structured(answered)).toMatchObject({ waitReason: "prompt", exitCode: 0, output: "status=200" })
+      expect(structured(answered)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+      expect(bodyOf(answered)).toBe("status=200")
       const killed = await call(client, "task_kill", { taskId: result.taskId })
       expect(structured(killed).status).toBe("killed")
       const refused = await call(client, "terminal_send", {
         sessionId: other,
         text: fetch("u.urlopen(sys.argv[1], timeout=5)") + " 2>/dev/null; echo $?"
       })
-      expect(structured(refused).output).toBe("1")
+      expect(bodyOf(refused)).toBe("1")
     } finally {
       await client.close()
     }
@@ -81,18 +82,17 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       )
       const port = started.match.groups[0]
       const second = await open(client)
-      const failed = structured(
-        await call(client, "terminal_send", {
-          sessionId: second,
-          text: `python3 -m http.server ${port} --bind 127.0.0.1`,
-          run_in_background: true,
-          waitFor: { regex: "port (\\d+)" },
-          timeoutMs: 20_000
-        })
-      )
+      const result = await call(client, "terminal_send", {
+        sessionId: second,
+        text: `python3 -m http.server ${port} --bind 127.0.0.1`,
+        run_in_background: true,
+        waitFor: { regex: "port (\\d+)" },
+        timeoutMs: 20_000
+      })
+      const failed = structured(result)
       expect(failed.waitReason).toBe("prompt")
       expect(failed.exitCode).toBe(1)
-      expect(failed.output).toContain("Address already in use")
+      expect(bodyOf(result)).toContain("Address already in use")
       await call(client, "task_kill", { taskId: started.taskId })
     } finally {
       await client.close()
@@ -131,8 +131,9 @@ describe("the agent's side over a real MCP client (stdio)", () => {
         "stdin_read",
         "stdin_read"
       ])
-      expect(result.steps[3].output).toBe("42\n>>> ")
-      expect(textOf(sent)).toContain("[step 4: stdin_read]")
+      // each step's output is in the text (once), after its facts line
+      expect(result.steps[3].output).toBeUndefined()
+      expect(textOf(sent)).toContain("[step 4: stdin_read]\n42\n>>> ")
       const bad = await call(client, "terminal_send", { sessionId, text: "1", waitFor: { regex: "(?<=\\s)x" } })
       expect(bad.isError).toBe(true)
       expect(structured(bad)).toMatchObject({ _tag: "InvalidInput", field: "waitFor.regex" })
@@ -185,7 +186,8 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       const refused = await call(client, "exec", { command: "true", background: true })
       expect(structured(refused)).toMatchObject({ _tag: "InvalidInput", field: "background" })
       const ran = await call(client, "exec", { command: "echo ran" })
-      expect(structured(ran)).toMatchObject({ output: "ran", exitCode: 0 })
+      expect(structured(ran)).toMatchObject({ exitCode: 0 })
+      expect(bodyOf(ran)).toBe("ran")
     } finally {
       await client.close()
     }
@@ -204,7 +206,7 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       expect(hint).not.toBeNull()
       const request = JSON.parse(hint![1]!)
       const read = await call(client, "terminal_read", request)
-      const shown = structured(read).text.split("\n")
+      const shown = bodyOf(read).split("\n")
       expect(shown.length).toBe(request.count)
       expect(text).toContain(`\n${Number(shown[0]) - 1}\n`)
       expect(text).toContain(`\n${Number(shown[shown.length - 1]) + 1}\n`)

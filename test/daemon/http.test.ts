@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { initialize, newToken } from "../support/http.js"
-import { structured } from "../support/mcp.js"
+import { bodyOf, structured } from "../support/mcp.js"
 import { built, makeHome, startDaemon, waitUntil } from "./support.js"
 
 const cleanups: Array<() => void | Promise<void>> = []
@@ -35,10 +35,12 @@ describe.runIf(built)("serve --http: MCP from the daemon's terminals, behind the
     )
     cleanups.push(() => client.close())
     const { sessionId } = structured(await client.callTool({ name: "terminal_open", arguments: {} }))
-    const sent = structured(
-      await client.callTool({ name: "terminal_send", arguments: { sessionId, text: "echo from-the-daemon" } })
-    )
-    expect(sent).toMatchObject({ output: "from-the-daemon", waitReason: "prompt", exitCode: 0 })
+    const sent = await client.callTool({
+      name: "terminal_send",
+      arguments: { sessionId, text: "echo from-the-daemon" }
+    })
+    expect(structured(sent)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    expect(bodyOf(sent)).toBe("from-the-daemon")
     expect(daemon.log()).not.toContain(token)
   })
 })

@@ -126,4 +126,15 @@ describe.runIf(built)("the daemon's socket", () => {
     expect(pid).toBeGreaterThan(1)
     await mcp.client.close()
   })
+
+  it("--daemon auto whose daemon fails to start: the first line of the daemon's error, at once, not a timeout", async () => {
+    const { env } = home()
+    // a setting only the daemon reads, refused by it: it exits at its start, as one that cannot load a native
+    // module built for another Node version does
+    const refused = await run({ ...env, AGENT_TERMINAL_DETACHED_TTL_MS: "-1" }, ["mcp", "--daemon", "auto"])
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain("the daemon started for it exited with 2 before answering")
+    // (a daemon that does not answer within 20 s is said differently: this one's exit ended the wait)
+    expect(refused.stderr).toContain("invalid configuration detachedTtl: must be positive, got -1")
+  })
 })

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { cliBin, structured } from "../support/mcp.js"
+import { bodyOf, cliBin, structured } from "../support/mcp.js"
 
 export { cliBin, structured }
 
@@ -160,7 +160,10 @@ export const connectMcp = async (env: Record<string, string>, args: ReadonlyArra
   await client.connect(transport)
   const call = async (name: string, args: Record<string, unknown> = {}) => {
     const result = await client.callTool({ name, arguments: args })
-    return { ...structured(result), isError: result.isError === true } as Record<string, any>
+    // the output is sent once, in the text: put it back beside the facts (a first screen, a page)
+    const field = name === "terminal_open" ? "motd" : name === "terminal_read" ? "text" : "output"
+    const body = { [field]: bodyOf(result) }
+    return { ...structured(result), ...body, isError: result.isError === true } as Record<string, any>
   }
   return { client, transport, call, pid: transport.pid!, stderr: () => stderr }
 }

@@ -18,9 +18,13 @@ layer(Handlers.layer.pipe(Layer.provideMerge(TestTerminal())), { excludeTestServ
         expect(done.structured).toMatchObject({ mode: "pty", status: "exited", reason: "exited", exitCode: 3 })
         expect(done.text).toBe("[exec: exited] [exit: 3]\nhello")
         const piped = yield* call("exec", { argv: ["printf", "%s\\n", "a b"] })
-        expect(piped.structured).toMatchObject({ mode: "child", exitCode: 0, output: "a b\n" })
+        expect(piped.structured).toMatchObject({ mode: "child", exitCode: 0 })
+        // the output is sent once, in the text
+        expect(piped.structured.output).toBeUndefined()
+        expect(piped.text).toBe("[exec: exited] [exit: 0]\na b\n")
         const shell = yield* call("exec", { command: "echo $((6*7))", mode: "child" })
-        expect(shell.structured).toMatchObject({ mode: "child", exitCode: 0, output: "42\n" })
+        expect(shell.structured).toMatchObject({ mode: "child", exitCode: 0 })
+        expect(shell.text).toBe("[exec: exited] [exit: 0]\n42\n")
       }))
 
     it.scoped("exec: a timeout says the tree was killed and keeps the output", () =>

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
-import { structured, textOf } from "../support/mcp.js"
+import { bodyOf, structured, textOf } from "../support/mcp.js"
 // @ts-expect-error: a plain .mjs script of the repository, without types
 import { publishable } from "../../scripts/pack.mjs"
 
@@ -76,7 +76,8 @@ describe("the packed packages install with plain npm and serve MCP", () => {
         name: "terminal_send",
         arguments: { sessionId, text: "echo packed-$((6*7))" }
       })
-      expect(structured(sent)).toMatchObject({ output: "packed-42", waitReason: "prompt", exitCode: 0 })
+      expect(structured(sent)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+      expect(bodyOf(sent)).toBe("packed-42")
       expect(textOf(sent)).toContain("packed-42")
       const closed = await client.callTool({ name: "terminal_close", arguments: { sessionId } })
       expect(structured(closed)).toMatchObject({ outcome: "closed", survivors: [] })

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { connectHttp, type HttpServer, mcpHeaders, startHttpServer, stopHttpServer } from "../support/http.js"
-import { cliBin, expectToolContract, structured, textOf } from "../support/mcp.js"
+import { bodyOf, cliBin, expectToolContract, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
 const waitUntil = async (condition: () => boolean, ms = 15_000) => {
@@ -69,11 +69,12 @@ describe("MCP over Streamable HTTP with a real client", () => {
     expect(textOf(opened)).toContain(`[session: ${sessionId}] [name: lifecycle]`)
 
     const sent = await call(client, "terminal_send", { sessionId, text: "cd / && echo \"hello from $PWD\"; (exit 3)" })
-    expect(structured(sent)).toMatchObject({ waitReason: "prompt", exitCode: 3, output: "hello from /" })
+    expect(structured(sent)).toMatchObject({ waitReason: "prompt", exitCode: 3 })
+    expect(bodyOf(sent)).toBe("hello from /")
     expect(textOf(sent)).toBe("[wait: prompt] [exit: 3]\nhello from /")
 
     const read = await call(client, "terminal_read", { sessionId })
-    expect(structured(read).text).toContain("hello from /")
+    expect(bodyOf(read)).toContain("hello from /")
 
     const slow = await call(client, "terminal_send", { sessionId, text: "sleep 60", timeoutMs: 300 })
     expect(structured(slow).waitReason).toBe("timeout")
@@ -81,7 +82,8 @@ describe("MCP over Streamable HTTP with a real client", () => {
     const signalled = await call(client, "terminal_signal", { sessionId, signal: "SIGINT" })
     expect(structured(signalled).delivered).toBe(true)
     const back = await call(client, "terminal_send", { sessionId, text: "echo back" })
-    expect(structured(back)).toMatchObject({ waitReason: "prompt", exitCode: 0, output: "back" })
+    expect(structured(back)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    expect(bodyOf(back)).toBe("back")
 
     const listed = await call(client, "terminal_list")
     expect(structured(listed).sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([sessionId])
@@ -103,7 +105,7 @@ describe("MCP over Streamable HTTP with a real client", () => {
       expect(textOf(result)).toMatch(new RegExp(`^\\[error: ${tag}\\]`))
     }
 
-    expectError(await call(client, "terminal_send", { text: "echo hi" }), "InvalidInput", { field: "sessionId" })
+    expectError(await call(client, "terminal_read", { count: 1 }), "InvalidInput", { field: "sessionId" })
     expectError(await call(client, "terminal_open", { cwd: "/no/such/dir" }), "InvalidInput", { field: "cwd" })
     expectError(await call(client, "terminal_send", { sessionId: "s-nosuchsession", text: "x" }), "SessionNotFound", {
       sessionId: "s-nosuchsession"
@@ -171,8 +173,8 @@ describe("MCP over Streamable HTTP with a real client", () => {
       call(a.client, "terminal_send", { sessionId: idA, text: "echo a" }),
       call(b.client, "terminal_send", { sessionId: idB, text: "echo b" })
     ])
-    expect(structured(sentA).output).toBe("a")
-    expect(structured(sentB).output).toBe("b")
+    expect(bodyOf(sentA)).toBe("a")
+    expect(bodyOf(sentB)).toBe("b")
     expect(structured(await call(a.client, "terminal_list")).sessions.map((s: any) => s.sessionId)).toEqual([idA])
     expect(structured(await call(b.client, "terminal_list")).sessions.map((s: any) => s.sessionId)).toEqual([idB])
     for (
@@ -184,7 +186,7 @@ describe("MCP over Streamable HTTP with a real client", () => {
     ) {
       expect(structured(await call(b.client, tool, { sessionId: idA, ...args }))._tag).toBe("ForeignSession")
     }
-    expect(structured(await call(a.client, "terminal_send", { sessionId: idA, text: "echo still" })).output)
+    expect(bodyOf(await call(a.client, "terminal_send", { sessionId: idA, text: "echo still" })))
       .toBe("still")
   })
 
@@ -197,7 +199,7 @@ describe("MCP over Streamable HTTP with a real client", () => {
       sessionId: opened.sessionId,
       text: "sleep 300 & echo $!"
     })
-    const childPid = Number(structured(child).output.trim().split("\n").pop())
+    const childPid = Number(bodyOf(child).trim().split("\n").pop())
     const kept = structured(await call(staying.client, "terminal_open", {}))
     expect(alive(opened.pid) && alive(childPid) && alive(kept.pid)).toBe(true)
 
@@ -205,7 +207,7 @@ describe("MCP over Streamable HTTP with a real client", () => {
     expect(await waitUntil(() => !alive(opened.pid) && !alive(childPid))).toBe(true)
     expect(alive(kept.pid)).toBe(true)
     expect(
-      structured(await call(staying.client, "terminal_send", { sessionId: kept.sessionId, text: "echo ok" })).output
+      bodyOf(await call(staying.client, "terminal_send", { sessionId: kept.sessionId, text: "echo ok" }))
     )
       .toBe("ok")
     await expect(call(leaving.client, "terminal_list")).rejects.toThrow(/404|not found|session/i)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { connectStdio, expectToolContract, structured, textOf } from "../support/mcp.js"
+import { bodyOf, connectStdio, expectToolContract, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
 const waitUntil = async (condition: () => boolean, ms = 10_000) => {
@@ -51,11 +51,11 @@ describe("MCP over stdio with a real client", () => {
         arguments: { sessionId, text: "cd / && echo \"hello from $PWD\"; (exit 3)" }
       })
       expect(structured(sent)).toMatchObject({ waitReason: "prompt", exitCode: 3 })
-      expect(structured(sent).output).toBe("hello from /")
+      expect(bodyOf(sent)).toBe("hello from /")
       expect(textOf(sent)).toMatch(/^\[wait: prompt\] \[exit: 3\]\nhello from \/$/)
 
       const read = await client.callTool({ name: "terminal_read", arguments: { sessionId } })
-      expect(structured(read).text).toContain("hello from /")
+      expect(bodyOf(read)).toContain("hello from /")
 
       const slow = await client.callTool({
         name: "terminal_send",
@@ -85,7 +85,7 @@ describe("MCP over stdio with a real client", () => {
   it("answers failures with isError, the error's _tag and a message", async () => {
     const { client } = await connectStdio()
     try {
-      const missing = await client.callTool({ name: "terminal_send", arguments: { text: "echo hi" } })
+      const missing = await client.callTool({ name: "terminal_read", arguments: { count: 1 } })
       expect(missing.isError).toBe(true)
       expect(structured(missing)).toMatchObject({ _tag: "InvalidInput", field: "sessionId" })
       expect(textOf(missing)).toMatch(/^\[error: InvalidInput\]/)

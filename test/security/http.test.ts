@@ -20,7 +20,7 @@ import {
   startHttpServer,
   stopHttpServer
 } from "../support/http.js"
-import { structured, textOf } from "../support/mcp.js"
+import { bodyOf, structured, textOf } from "../support/mcp.js"
 
 const servers: Array<HttpServer> = []
 const clients: Array<Client> = []
@@ -226,7 +226,8 @@ describe("the HTTP surface, attacked", () => {
     ])
     expect(huge.isError).toBe(true)
     expect(structured(huge)).toMatchObject({ _tag: "InvalidInput", field: "cols" })
-    expect(structured(served)).toMatchObject({ waitReason: "prompt", output: "served" })
+    expect(structured(served)).toMatchObject({ waitReason: "prompt" })
+    expect(bodyOf(served)).toBe("served")
     for (const args of [{ cols: 1.5 }, { cols: -1 }, { cols: 0, rows: 0 }, { rows: 100000 }, { name: "a\u0000b" }]) {
       const refused = await attacker.client.callTool({ name: "terminal_open", arguments: args })
       expect(structured(refused)._tag).toBe("InvalidInput")
@@ -345,12 +346,13 @@ describe("the HTTP surface, attacked", () => {
     const { client } = await connectHttp(server, token)
     clients.push(client)
     const { sessionId } = structured(await client.callTool({ name: "terminal_open", arguments: {} }))
-    const read = structured(
-      await client.callTool({ name: "terminal_send", arguments: { sessionId, text: "wc -c < secrets/token" } })
-    )
-    expect(read).toMatchObject({ waitReason: "prompt", exitCode: 0 })
-    expect(read.output.trim()).toBe("0")
-    expect(read.output).not.toContain(token)
+    const read = await client.callTool({
+      name: "terminal_send",
+      arguments: { sessionId, text: "wc -c < secrets/token" }
+    })
+    expect(structured(read)).toMatchObject({ waitReason: "prompt", exitCode: 0 })
+    expect(bodyOf(read).trim()).toBe("0")
+    expect(textOf(read)).not.toContain(token)
   })
 
   it("a non-loopback --host warns that the traffic is plain text, and still checks Host and the token", async () => {

@@ -8,7 +8,7 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { cliBin, connectStdio, structured } from "../support/mcp.js"
+import { bodyOf, cliBin, connectStdio, structured } from "../support/mcp.js"
 import { makeWorkspace } from "./support.js"
 
 const workspace = makeWorkspace("mcp")
@@ -38,8 +38,8 @@ describe("agent-terminal mcp with a sandbox", () => {
       expect(opened.isError).toBeFalsy()
       const { sessionId } = structured(opened)
       const inside = await call(client, "terminal_send", { sessionId, text: "pwd; echo ok > mcp.txt; touch /etc/x" })
-      expect(structured(inside).output).toContain(workspace)
-      expect(structured(inside).output).toContain("Read-only file system")
+      expect(bodyOf(inside)).toContain(workspace)
+      expect(bodyOf(inside)).toContain("Read-only file system")
       expect(fs.readFileSync(path.join(workspace, "mcp.txt"), "utf8")).toBe("ok\n")
       const outside = await call(client, "terminal_open", { cwd: "/etc" })
       expect(outside.isError).toBe(true)
@@ -57,7 +57,7 @@ describe("agent-terminal mcp with a sandbox", () => {
     try {
       const { sessionId } = structured(await call(client, "terminal_open", {}))
       const write = await call(client, "terminal_send", { sessionId, text: "touch in-workspace" })
-      expect(structured(write).output).toContain("Read-only file system")
+      expect(bodyOf(write)).toContain("Read-only file system")
       expect(fs.existsSync(path.join(workspace, "in-workspace"))).toBe(false)
     } finally {
       await client.close()
@@ -93,8 +93,8 @@ describe("agent-terminal mcp with a sandbox", () => {
         sessionId,
         text: "env | grep -cE '^(FOO_TOKEN|AWS_SECRET_ACCESS_KEY|DB_PASSWORD|BASH_ENV|NODE_OPTIONS|BASH_FUNC_)'; evil"
       })
-      expect(structured(env).output.split("\n")[0]).toBe("0")
-      expect(structured(env).output).not.toContain("leaked")
+      expect(bodyOf(env).split("\n")[0]).toBe("0")
+      expect(bodyOf(env)).not.toContain("leaked")
     } finally {
       await client.close()
     }
@@ -125,7 +125,7 @@ describe("agent-terminal mcp with a sandbox", () => {
             sessionId,
             text: `(exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3) 2>&1 || echo REFUSED`
           })
-          expect(structured(attempt).output).toContain("REFUSED")
+          expect(bodyOf(attempt)).toContain("REFUSED")
         } finally {
           await client.close()
         }
@@ -152,7 +152,7 @@ describe("agent-terminal mcp with a sandbox", () => {
         try {
           const { sessionId } = structured(await call(client, "terminal_open", {}))
           const read = await call(client, "terminal_send", { sessionId, text: `cat ${first} ${second} | wc -c` })
-          expect(structured(read).output).toBe("0")
+          expect(bodyOf(read)).toBe("0")
         } finally {
           await client.close()
         }

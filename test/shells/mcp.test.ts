@@ -1,13 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
-import { cliBin, connectStdio, structured, textOf } from "../support/mcp.js"
+import { bodyOf, cliBin, connectStdio, structured, textOf } from "../support/mcp.js"
 import { alive } from "../support/terminal.js"
 
 type Client = Awaited<ReturnType<typeof connectStdio>>["client"]
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => {
   const result = await client.callTool({ name, arguments: args })
-  return { result, data: structured(result), text: textOf(result) }
+  // the output (a first screen, for an open) is sent once, in the text: put it back beside the facts
+  const body: Record<string, string> = name === "terminal_open" ? { motd: bodyOf(result) } : { output: bodyOf(result) }
+  return { result, data: { ...structured(result), ...body } as Record<string, any>, text: textOf(result) }
 }
 
 const syntax = {

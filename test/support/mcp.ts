@@ -30,6 +30,16 @@ export const textOf = (result: unknown): string =>
   ((result as { content?: Array<{ type: string; text?: string }> }).content ?? [])
     .map((block) => block.text ?? "").join("\n")
 
+/**
+ * The body of a result's text: what follows its facts line — a send's output (the screen of a full-screen
+ * program after it), a page, a first screen. Sent once, there: `structuredContent` has the facts only.
+ */
+export const bodyOf = (result: unknown): string => {
+  const text = textOf(result)
+  const newline = text.indexOf("\n")
+  return newline === -1 ? "" : text.slice(newline + 1)
+}
+
 /** The names, parameters and hints every transport must list for the contract's core tools. */
 export const expectToolContract = (
   tools: Awaited<ReturnType<Client["listTools"]>>["tools"]
@@ -47,7 +57,8 @@ export const expectToolContract = (
     "process"
   ]))
   const send = tools.find((tool) => tool.name === "terminal_send")!
-  expect(send.inputSchema.required).toEqual(["sessionId"])
+  // without a sessionId a send goes to the caller's default terminal
+  expect(send.inputSchema.required).toBeUndefined()
   expect(Object.keys(send.inputSchema.properties ?? {})).toEqual(
     expect.arrayContaining(["sessionId", "text", "keys", "paste", "submit", "timeoutMs", "run_in_background"])
   )

@@ -7,7 +7,9 @@ import { Errors, PtyService, type TerminalConfig } from "@agent-terminal/core"
 import { Paths, Protocol, RemoteTerminal } from "@agent-terminal/daemon"
 import { Bubblewrap, StateFiles } from "@agent-terminal/node"
 import { Args, Options } from "@effect/cli"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -94,10 +96,41 @@ const settingsEnv = (input: TerminalConfig.TerminalConfigInput): Record<string, 
   )
 }
 
+/** The most of a daemon's log read back for its first error. */
+const MAX_LOG_READ = 64 * 1024
+
 /**
- * Start `agent-terminal serve` on `socket`, detached (its own session; its log in the state directory), unless a
- * daemon answers there already; then wait until one answers. Two clients starting one at once are fine: the
- * second daemon finds the socket taken and exits.
+ * The first line of what a daemon wrote to its log since `from` that says what went wrong (an error, a
+ * refusal), else its first line: what a client that started it shows for a daemon that did not start.
+ */
+export const firstErrorLine = (text: string): string | undefined => {
+  const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+  const error = lines.find((line) => /error|cannot|refused|invalid|denied|not found/i.test(line))
+  const found = error ?? lines[0]
+  return found === undefined ? undefined : found.length > 300 ? `${found.slice(0, 300)}…` : found
+}
+
+const logSince = (file: string, from: number): string => {
+  try {
+    const fd = fs.openSync(file, "r")
+    try {
+      const buffer = Buffer.alloc(MAX_LOG_READ)
+      const n = fs.readSync(fd, buffer, 0, buffer.length, from)
+      return buffer.toString("utf8", 0, n)
+    } finally {
+      fs.closeSync(fd)
+    }
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * Start `agent-terminal serve` on `socket`, detached (its own session; its log — and its stderr, so a crash
+ * at its start is there too — in the state directory), unless a daemon answers there already; then wait until
+ * one answers. A daemon that exits first (a native module built for another Node version, a refused setting)
+ * fails the wait at once, with the first line of its error in the message. Two clients starting one at once
+ * are fine: the second daemon finds the socket taken and exits, and the first one answers.
  */
 export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfigInput) =>
   Effect.gen(function*() {
@@ -106,22 +139,43 @@ export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfi
     const logFile = path.join(Paths.stateDir(), "daemon.log")
     fs.mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 })
     yield* Effect.logInfo(`agent-terminal: starting the daemon on ${socket} (log: ${logFile})`)
-    const child = spawn(process.execPath, [bin, "serve", "--socket", socket, "--log-file", logFile], {
-      detached: true,
-      stdio: "ignore",
-      env: { ...process.env, ...settingsEnv(input) }
-    })
-    child.unref()
-    const up = yield* answers(socket).pipe(
-      Effect.repeat({ until: (ok) => ok, schedule: Schedule.passthrough(Schedule.spaced(50)) }),
-      Effect.timeoutOption(20_000)
-    )
-    if (Option.isNone(up)) {
-      return yield* new Protocol.DaemonUnavailable({
-        socket,
-        reason: `the daemon started for it did not answer within 20 s (see ${logFile})`
+    const log = fs.openSync(logFile, "a", 0o600)
+    const from = fs.fstatSync(log).size
+    const exited = yield* Deferred.make<string>()
+    try {
+      const child = spawn(process.execPath, [bin, "serve", "--socket", socket, "--log-file", logFile], {
+        detached: true,
+        stdio: ["ignore", "ignore", log],
+        env: { ...process.env, ...settingsEnv(input) }
       })
+      child.once("exit", (code, signal) =>
+        Deferred.unsafeDone(exited, Exit.succeed(signal !== null ? `by ${signal}` : `with ${code}`)))
+      child.once("error", (error) =>
+        Deferred.unsafeDone(exited, Exit.succeed(`to start: ${error.message}`)))
+      child.unref()
+    } finally {
+      fs.closeSync(log)
     }
+    const up = answers(socket).pipe(
+      Effect.repeat({ until: (ok) => ok, schedule: Schedule.passthrough(Schedule.spaced(50)) }),
+      Effect.as(undefined)
+    )
+    const gone = Effect.flatMap(Deferred.await(exited), (how) =>
+      // another client's daemon may have taken the socket meanwhile: then this one's exit is no failure
+      Effect.map(answers(socket), (ok) => ok ? undefined : how))
+    const outcome = yield* Effect.raceFirst(up, gone).pipe(Effect.timeoutOption(20_000))
+    if (Option.isSome(outcome) && outcome.value === undefined) return
+    const first = firstErrorLine(logSince(logFile, from))
+    return yield* new Protocol.DaemonUnavailable({
+      socket,
+      reason: Option.isNone(outcome)
+        ? `the daemon started for it did not answer within 20 s${
+          first === undefined ? "" : `: ${first}`
+        } (see ${logFile})`
+        : `the daemon started for it exited ${outcome.value} before answering${
+          first === undefined ? "" : `: ${first}`
+        } (see ${logFile})`
+    })
   })
 
 /** The most a secret file may hold (a secret is at most 1024 characters: `Protocol.OwnerCredential`). */

@@ -52,7 +52,14 @@ export const httpOptions = {
   sessionIdleMs: integer(
     "session-idle-ms",
     "AGENT_TERMINAL_SESSION_IDLE_MS",
-    "Close an HTTP MCP session and its terminals after this long without a request (ms; default 1800000)."
+    "Close an HTTP MCP session after this long without a request (ms; default 300000); an anonymous session's " +
+      "terminals close with it."
+  ),
+  ownerIdleMs: integer(
+    "owner-idle-ms",
+    "AGENT_TERMINAL_OWNER_IDLE_MS",
+    "A named owner's terminals (the Agent-Terminal-Owner header) outlive its last HTTP MCP session by this long " +
+      "(ms; default 1800000)."
   ),
   tokenFile: text(
     "token-file",
@@ -110,6 +117,7 @@ export const flags: Record<string, string> = {
   http: "--http / AGENT_TERMINAL_HTTP_PORT",
   host: "--host / AGENT_TERMINAL_HTTP_HOST",
   sessionIdleMs: "--session-idle-ms / AGENT_TERMINAL_SESSION_IDLE_MS",
+  ownerIdleMs: "--owner-idle-ms / AGENT_TERMINAL_OWNER_IDLE_MS",
   token: "AGENT_TERMINAL_TOKEN / --token-file / AGENT_TERMINAL_TOKEN_FILE",
   allowedOrigin: "--allowed-origin / AGENT_TERMINAL_ALLOWED_ORIGINS",
   allowedHost: "--allowed-host / AGENT_TERMINAL_ALLOWED_HOSTS",
@@ -132,6 +140,7 @@ export interface HttpSettings {
   readonly port: number
   readonly host: string
   readonly sessionIdleMs: number | undefined
+  readonly ownerIdleMs: number | undefined
   readonly allowedOrigins: ReadonlyArray<string>
   readonly allowedHosts: ReadonlyArray<string>
   readonly maxBodyBytes: number
@@ -173,6 +182,8 @@ export const settingsFrom = (port: number, options: HttpOptions): Either.Either<
     }
     const sessionIdleMs = given(options.sessionIdleMs)
     if (sessionIdleMs !== undefined) yield* positive("sessionIdleMs", sessionIdleMs, 0)
+    const ownerIdleMs = given(options.ownerIdleMs)
+    if (ownerIdleMs !== undefined) yield* positive("ownerIdleMs", ownerIdleMs, 0)
     const allowedOrigins = fromEnvironment(options.allowedOrigin, "AGENT_TERMINAL_ALLOWED_ORIGINS")
     const bad = allowedOrigins.find((origin) => !originOk(origin))
     if (bad !== undefined) {
@@ -186,6 +197,7 @@ export const settingsFrom = (port: number, options: HttpOptions): Either.Either<
       port,
       host: given(options.host) ?? "127.0.0.1",
       sessionIdleMs,
+      ownerIdleMs,
       allowedOrigins,
       allowedHosts: fromEnvironment(options.allowedHost, "AGENT_TERMINAL_ALLOWED_HOSTS"),
       maxBodyBytes: yield* positive("maxBodyBytes", given(options.maxBodyBytes), HttpGuard.defaultMaxBodyBytes),
@@ -253,6 +265,7 @@ export const layer = (
       ...serverInfo,
       maxResultBytes: settings.maxResultBytes,
       sessionIdleMs: http.sessionIdleMs,
+      ownerIdleMs: http.ownerIdleMs,
       maxSessions: http.maxSessions,
       maxBodyBytes: http.maxBodyBytes,
       deployment,

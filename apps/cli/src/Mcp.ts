@@ -264,6 +264,7 @@ const flags: Record<string, string> = {
   detachedTtl: "--detached-ttl / AGENT_TERMINAL_DETACHED_TTL_MS",
   tools: "--tools / AGENT_TERMINAL_TOOLS",
   stateDir: "AGENT_TERMINAL_STATE_DIR",
+  progressIntervalMs: "--progress-interval-ms / AGENT_TERMINAL_PROGRESS_INTERVAL_MS",
   ...HttpTransport.flags
 }
 

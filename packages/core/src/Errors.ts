@@ -30,7 +30,9 @@ export class ForeignSession extends Schema.TaggedError<ForeignSession>("@agent-t
   { sessionId: Schema.String }
 ) {
   override get message() {
-    return `session ${this.sessionId} belongs to another owner`
+    return `session ${this.sessionId} belongs to another owner: a terminal belongs to the owner that opened it — ` +
+      "a stdio connection, an HTTP MCP session, or the owner it named (the Agent-Terminal-Owner header with " +
+      "the bearer token over HTTP, --owner with the daemon); connect as that owner to use it"
   }
 }
 

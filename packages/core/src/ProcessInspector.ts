@@ -9,6 +9,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type { Listener, ProcessActivity } from "./internal/activity.js"
+
+export type {
+  /** @since 0.4.0 */
+  Listener,
+  /** @since 0.4.0 */
+  ProcessActivity
+}
 
 /**
  * The terminal a session owns: the pid of the program on it (the shell) and the identity of its pty
@@ -128,6 +136,16 @@ export class ProcessInspector extends Context.Tag("@agent-terminal/core/ProcessI
     readonly release?: ((terminal: TerminalRef) => Effect.Effect<void>) | undefined
     /** The terminal's termios modes now, where the platform can read them (optional). */
     readonly terminalModes?: ((terminal: TerminalRef) => Effect.Effect<Option.Option<TerminalModes>>) | undefined
+    /**
+     * What the terminal's foreground program is doing (optional): of its foreground group, the process doing
+     * the work (on a CPU; else the newest one not merely waiting for a child) and its state.
+     */
+    readonly activity?: ((terminal: TerminalRef) => Effect.Effect<Option.Option<ProcessActivity>>) | undefined
+    /**
+     * The sockets `rootPid` and its descendants listen on (optional; Linux reads each process's descriptors
+     * and the `/proc/<pid>/net` tables of its network namespace, so a sandboxed server is seen too).
+     */
+    readonly listening?: ((rootPid: number) => Effect.Effect<ReadonlyArray<Listener>>) | undefined
   }
 >() {}
 
@@ -158,6 +176,10 @@ export const layerTest = (script: {
   readonly probes: ReadonlyArray<Probe | ((terminal: TerminalRef) => Probe)>
   readonly tree?: ReadonlyArray<ProcessInfo>
   readonly modes?: () => TerminalModes | undefined
+  /** What the foreground program is doing, read at each call. */
+  readonly activity?: (terminal: TerminalRef) => ProcessActivity | undefined
+  /** The sockets a tree listens on, read at each call. */
+  readonly listening?: (rootPid: number) => ReadonlyArray<Listener>
 }): Layer.Layer<ProcessInspector> =>
   Layer.sync(ProcessInspector, () => {
     let index = 0
@@ -177,6 +199,10 @@ export const layerTest = (script: {
       processTree: () => Effect.succeed(script.tree ?? []),
       ...(script.modes !== undefined
         ? { terminalModes: () => Effect.sync(() => Option.fromNullable(script.modes!())) }
-        : {})
+        : {}),
+      ...(script.activity !== undefined
+        ? { activity: (terminal) => Effect.sync(() => Option.fromNullable(script.activity!(terminal))) }
+        : {}),
+      ...(script.listening !== undefined ? { listening: (pid) => Effect.sync(() => script.listening!(pid)) } : {})
     })
   })

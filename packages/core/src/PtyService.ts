@@ -101,6 +101,8 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
     /**
      * Write input and wait until the program is ready for more (or the send must stop waiting). A background
      * send is refused with `LimitReached` (nothing written) when the owner holds `maxTasksPerOwner` live tasks.
+     * A send of a `signal` delivers it to the foreground group instead of input (refused as `signal` refuses
+     * it: `SignalRefused`), then waits the same way.
      */
     readonly send: (
       owner: OwnerId,
@@ -108,7 +110,7 @@ export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
       request: SendRequest
     ) => Effect.Effect<
       SendResult,
-      LookupError | SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl
+      LookupError | SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl | SignalRefused
     >
     /** A page of the session's transcript. */
     readonly read: (

@@ -59,6 +59,7 @@ export type SessionStatus = typeof SessionStatus.Type
  */
 export const ContainmentSchema = Schema.Literal("cgroup", "sweep", "pid-namespace")
 
+export { activityText, Listener, listenerText, ProcessActivity } from "./internal/activity.js"
 export {
   Argv,
   bounds,
@@ -70,11 +71,13 @@ export {
   LineCount,
   Millis,
   Name,
+  outputRoom,
   Path,
   Rows
 } from "./internal/bounds.js"
 export { HumanNote, humanNoteText, HumanRequest, HumanRequestResult, reasonLength } from "./internal/human.js"
 export { Match, WaitFor } from "./internal/waitFor.js"
+import { ProcessActivity } from "./internal/activity.js"
 import { Argv, Columns, KeyNames, LineCount, Millis, Name, Path, Rows } from "./internal/bounds.js"
 import { HumanNote } from "./internal/human.js"
 import { Match, WaitFor } from "./internal/waitFor.js"
@@ -182,8 +185,18 @@ export type Step = typeof Step.Type
 export const maxSteps = 64
 
 /**
+ * The signals a session may be sent (to its terminal's foreground process group).
+ *
+ * @since 0.1.0
+ */
+export const SignalName = Schema.Literal("SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGCONT", "SIGHUP", "SIGQUIT")
+/** @since 0.1.0 */
+export type SignalName = typeof SignalName.Type
+
+/**
  * Input for a session: `text` (typed as exact UTF-8, then Enter unless `submit` is false), named `keys`,
- * or `paste` (bracketed when the program enabled it).
+ * or `paste` (bracketed when the program enabled it); or, instead of input, a `signal` to the terminal's
+ * foreground process group, and the same wait for readiness after it (the interrupted program's prompt).
  *
  * @since 0.1.0
  */
@@ -198,6 +211,11 @@ export const SendRequest = Schema.Struct({
   background: Schema.optional(Schema.Boolean),
   /** Settle as `matched` as soon as the output shows this (a background send: its first return). */
   waitFor: Schema.optional(WaitFor),
+  /**
+   * Instead of input: deliver this signal to the terminal's foreground process group (resolved now, as
+   * `PtyService.signal` does), then wait for readiness as a send does (`signalled` in the result).
+   */
+  signal: Schema.optional(SignalName),
   /** Several inputs in order, each waiting for its own readiness, instead of `text`/`keys`/`paste`. */
   steps: Schema.optional(
     Schema.Array(Step).pipe(
@@ -266,7 +284,13 @@ export const SendResult = Schema.Struct({
   stoppedAt: Schema.optional(Schema.Number),
   elapsedMs: Schema.Number,
   /** A person held the control since the previous send (the output starts with the note and what they saw). */
-  human: Schema.optional(HumanNote)
+  human: Schema.optional(HumanNote),
+  /** A `timeout` or `inferred_idle` end: what the foreground program is doing, as `/proc` shows it. */
+  foreground: Schema.optional(ProcessActivity),
+  /** A send of a `signal`: the signal, the process group it went to, whether it was delivered. */
+  signalled: Schema.optional(
+    Schema.Struct({ signal: SignalName, targetPgid: Schema.Number, delivered: Schema.Boolean })
+  )
 })
 /** @since 0.1.0 */
 export type SendResult = typeof SendResult.Type
@@ -288,22 +312,17 @@ export type ReadRequest = typeof ReadRequest.Type
  */
 export const ReadResult = Schema.Struct({
   text: Schema.String,
+  /** The lines kept (the oldest ones beyond the retention bound are dropped). */
   totalLines: Schema.Number,
+  /** The page: lines `[lineBegin, lineEnd)`, numbered from the first line ever written (0). */
   lineBegin: Schema.Number,
   lineEnd: Schema.Number,
-  truncated: Schema.Boolean
+  truncated: Schema.Boolean,
+  /** The number of the oldest line kept: lines `[0, firstLine)` were dropped by the retention bound. */
+  firstLine: Schema.optional(Schema.Number)
 })
 /** @since 0.1.0 */
 export type ReadResult = typeof ReadResult.Type
-
-/**
- * The signals a session may be sent (to its terminal's foreground process group).
- *
- * @since 0.1.0
- */
-export const SignalName = Schema.Literal("SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGCONT", "SIGHUP", "SIGQUIT")
-/** @since 0.1.0 */
-export type SignalName = typeof SignalName.Type
 
 /**
  * @since 0.1.0

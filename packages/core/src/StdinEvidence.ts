@@ -12,7 +12,9 @@
  *   count rose (it read, then came back to the wait between two probes);
  * - or the shell reported taking the command line (`line_taken`, through `witness`): one line written to a
  *   shell at its prompt is consumed whole once the shell starts the command (its `C` marker), so a wait
- *   after that is a wait for the next input. This needs no probe before the write.
+ *   after that is a wait for the next input. This needs no probe before the write;
+ * - or, when a signal was sent instead of input, the program printed something after it (`signal_handled`,
+ *   through `witness`): it handled the signal (a REPL's `KeyboardInterrupt`) and its wait is a new one.
  *
  * A `Miss` never counts, neither as a wait nor as leaving one. Pure: the readiness engine feeds probes one
  * at a time through `step`.
@@ -26,7 +28,13 @@ import type { GroupSnapshot, Probe } from "./ProcessInspector.js"
  *
  * @since 0.1.0
  */
-export type Evidence = "left_wait" | "group_changed" | "reads_rose" | "bytes_consumed" | "line_taken"
+export type Evidence =
+  | "left_wait"
+  | "group_changed"
+  | "reads_rose"
+  | "bytes_consumed"
+  | "line_taken"
+  | "signal_handled"
 
 /**
  * The rule's memory: the last known group and its counters, the baseline of the group that was in the

@@ -197,7 +197,8 @@ export class DaemonRpcs extends RpcGroup.make(
     Errors.SessionExited,
     Errors.InvalidInput,
     Errors.LimitReached,
-    Errors.HumanInControl
+    Errors.HumanInControl,
+    Errors.SignalRefused
   ]),
   request("Read", { ...session, request: Session.ReadRequest }, Session.ReadResult, [...lookup, Errors.InvalidInput]),
   request("Signal", { ...session, signal: Session.SignalName }, Session.SignalResult, [

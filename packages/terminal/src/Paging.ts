@@ -35,6 +35,8 @@ export interface PageRequest {
 /**
  * A page: `text` holds the lines `[lineBegin, lineEnd)` (in the source's numbering) joined by `\n`.
  * `truncated` says the byte cap left out lines of the requested window, or cut the page's only line.
+ * `totalLines` counts the lines kept; `firstLine` is the number of the oldest one kept — the lines before it
+ * were dropped by the retention bound — so the source's numbering ends at `firstLine + totalLines`.
  *
  * @since 0.1.0
  */
@@ -44,6 +46,7 @@ export interface PageResult {
   readonly lineBegin: number
   readonly lineEnd: number
   readonly truncated: boolean
+  readonly firstLine: number
 }
 
 /**
@@ -113,14 +116,15 @@ export const page = (source: Source, request: PageRequest): Either.Either<PageRe
     if (taken.length === 0 && index >= windowBegin) {
       const cut = Utf8.cutTail(overflow, maxBytes)
       return cut.length === 0
-        ? { text: "", totalLines: total, lineBegin: windowEnd, lineEnd: windowEnd, truncated: true }
-        : { text: cut, totalLines: total, lineBegin: index, lineEnd: windowEnd, truncated: true }
+        ? { text: "", totalLines: total, lineBegin: windowEnd, lineEnd: windowEnd, truncated: true, firstLine: first }
+        : { text: cut, totalLines: total, lineBegin: index, lineEnd: windowEnd, truncated: true, firstLine: first }
     }
     return {
       text: taken.reverse().join("\n"),
       totalLines: total,
       lineBegin: index + 1,
       lineEnd: windowEnd,
-      truncated: index >= windowBegin
+      truncated: index >= windowBegin,
+      firstLine: first
     }
   })

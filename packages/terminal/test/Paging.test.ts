@@ -32,7 +32,8 @@ describe("Paging", () => {
       totalLines: 4,
       lineBegin: 0,
       lineEnd: 4,
-      truncated: false
+      truncated: false,
+      firstLine: 0
     })
   })
 
@@ -53,7 +54,8 @@ describe("Paging", () => {
       totalLines: 4,
       lineBegin: 2,
       lineEnd: 4,
-      truncated: true
+      truncated: true,
+      firstLine: 0
     })
     expect(ok(cjk, { maxBytes: 6 })).toMatchObject({ text: "四", lineBegin: 3, lineEnd: 4, truncated: true })
     expect(ok(cjk, { offset: 1, count: 2, maxBytes: 5 })).toMatchObject({
@@ -63,7 +65,14 @@ describe("Paging", () => {
       truncated: true
     })
     expect(ok(cjk, { count: 1, maxBytes: 3 })).toMatchObject({ text: "四", truncated: false })
-    expect(ok(cjk, { maxBytes: 2 })).toEqual({ text: "", totalLines: 4, lineBegin: 4, lineEnd: 4, truncated: true })
+    expect(ok(cjk, { maxBytes: 2 })).toEqual({
+      text: "",
+      totalLines: 4,
+      lineBegin: 4,
+      lineEnd: 4,
+      truncated: true,
+      firstLine: 0
+    })
   })
 
   it("scenario 25: an offset at or past the oldest line is an empty page", () => {
@@ -72,7 +81,8 @@ describe("Paging", () => {
       totalLines: 4,
       lineBegin: 0,
       lineEnd: 0,
-      truncated: false
+      truncated: false,
+      firstLine: 0
     })
     expect(ok(cjk, { offset: 1000, count: 3, maxBytes: 100 })).toMatchObject({ text: "", lineBegin: 0, lineEnd: 0 })
     expect(ok(sourceOf([]), { maxBytes: 100 })).toEqual({
@@ -80,7 +90,8 @@ describe("Paging", () => {
       totalLines: 0,
       lineBegin: 0,
       lineEnd: 0,
-      truncated: false
+      truncated: false,
+      firstLine: 0
     })
   })
 
@@ -97,7 +108,14 @@ describe("Paging", () => {
 
   it("cuts a single line longer than the cap to its tail, code points intact", () => {
     const long = sourceOf(["a😀b😀"])
-    expect(ok(long, { maxBytes: 5 })).toEqual({ text: "b😀", totalLines: 1, lineBegin: 0, lineEnd: 1, truncated: true })
+    expect(ok(long, { maxBytes: 5 })).toEqual({
+      text: "b😀",
+      totalLines: 1,
+      lineBegin: 0,
+      lineEnd: 1,
+      truncated: true,
+      firstLine: 0
+    })
     expect(ok(long, { maxBytes: 7 })).toMatchObject({ text: "b😀" })
     expect(ok(long, { maxBytes: 3 })).toMatchObject({ text: "", lineBegin: 1, lineEnd: 1, truncated: true })
   })
@@ -138,7 +156,9 @@ describe("Paging", () => {
       totalLines: 3,
       lineBegin: 3,
       lineEnd: 5,
-      truncated: true
+      truncated: true,
+      // lines 0 and 1 were dropped by the log's bound: the page says where the kept ones begin
+      firstLine: 2
     })
   })
 

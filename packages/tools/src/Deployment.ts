@@ -29,6 +29,11 @@ export type Group = typeof groups[number]
 export interface Deployment {
   readonly tools: ReadonlyArray<Group>
   readonly background: boolean
+  /**
+   * How often a tool call that asked for progress (`_meta.progressToken`) and still waits reports it
+   * (`notifications/progress`; default 5000 ms).
+   */
+  readonly progressIntervalMs?: number | undefined
 }
 
 /**

@@ -13,10 +13,16 @@
  * of an `RcMap` — its own `McpServer` over its own rpc protocol, in the entry's scope. An `initialize`
  * without a session id creates one (past `maxSessions` open: 503 with `Retry-After`) and answers with its
  * `Mcp-Session-Id`; later requests carrying the id go to that session, each holding a reference while it
- * runs; the session's scope closes — and with it every terminal and task its owner opened — on `DELETE`,
- * after `sessionIdleMs` without a request in flight, or when the server stops. An unknown id is a 404, so
- * the client initializes again. Calls of the terminal tools go to `ToolCall` directly
- * (`internal/toolRequests.ts`); everything else to the session's `McpServer`.
+ * runs; the session's scope closes on `DELETE`, after `sessionIdleMs` (5 minutes) without a request in
+ * flight, or when the server stops. An unknown id is a 404, so the client initializes again.
+ *
+ * Who owns the terminals: the bearer token admits a client; the `Agent-Terminal-Owner` header of its
+ * `initialize` names its owner. Without one, the MCP session is an owner of its own (anonymous), and its
+ * terminals and tasks end with it — a one-shot client that never sends `DELETE` leaves nothing behind past
+ * the session's expiry. With one, every MCP session naming that owner (with the token) sees and continues
+ * the same terminals, and they outlive the owner's last session by `ownerIdleMs` (30 minutes): a client
+ * that reconnects, or restarts, finds its terminals as it left them. Calls of the terminal tools go to
+ * `ToolCall` directly (`internal/toolRequests.ts`); everything else to the session's `McpServer`.
  *
  * Logs name a session by its number and a short hash of its id, never the id itself.
  *
@@ -27,8 +33,6 @@ import { McpServer, type Tool } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as RpcMessage from "@effect/rpc/RpcMessage"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
@@ -37,14 +41,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import type * as Deployment from "./Deployment.js"
 import * as HttpGuard from "./HttpGuard.js"
 import * as Instructions from "./Instructions.js"
+import * as JsonRpc from "./internal/jsonRpc.js"
 import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
+import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
 import { CurrentOwner } from "./Owner.js"
@@ -62,8 +70,13 @@ export interface Options {
   readonly version: string
   /** The bound of every rendered tool result. */
   readonly maxResultBytes: number
-  /** Close an MCP session (and its terminals) after this long without a request; default 30 minutes. */
+  /**
+   * Close an MCP session after this long without a request in flight (an anonymous session's terminals and
+   * tasks with it); default 5 minutes.
+   */
   readonly sessionIdleMs?: number | undefined
+  /** A named owner's terminals and tasks outlive its last MCP session by this long; default 30 minutes. */
+  readonly ownerIdleMs?: number | undefined
   /** MCP sessions open at once; an `initialize` past it is 503 (default 64). */
   readonly maxSessions?: number | undefined
   /** The bound of a request body in bytes (default 4 MiB; `HttpGuard` refuses a longer declared one). */
@@ -89,18 +102,46 @@ export const sessionHeader = "mcp-session-id"
 export const protocolVersionHeader = "mcp-protocol-version"
 
 /**
- * The protocol versions the server speaks (those of `@effect/ai`'s `McpServer`).
+ * The protocol versions the server speaks, newest first (2025-11-25 and those of `@effect/ai`'s `McpServer`).
  *
  * @since 0.2.0
  */
-export const supportedProtocolVersions: ReadonlyArray<string> = ["2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]
+export const supportedProtocolVersions: ReadonlyArray<string> = JsonRpc.protocolVersions
 
 /**
- * The default idle expiry of an MCP session: 30 minutes.
+ * The header naming a client's owner in its `initialize` request (with the bearer token).
+ *
+ * @since 0.4.0
+ */
+export const ownerHeader = "agent-terminal-owner"
+
+/**
+ * What an owner's name may be: 1 to 64 letters, digits, `.`, `_`, `@`, `-`, starting with a letter or digit.
+ *
+ * @since 0.4.0
+ */
+export const ownerNamePattern = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
+
+/**
+ * The owner id of a named HTTP owner (apart from the daemon's `owner:` names, which need their own secret).
+ *
+ * @since 0.4.0
+ */
+export const namedOwner = (name: string): Ids.OwnerId => Ids.OwnerId.make(`mcp-http:${name}`)
+
+/**
+ * The default idle expiry of an MCP session: 5 minutes (an anonymous one's terminals end with it).
  *
  * @since 0.1.0
  */
-export const defaultSessionIdleMs = 30 * 60 * 1000
+export const defaultSessionIdleMs = 5 * 60 * 1000
+
+/**
+ * How long a named owner's terminals outlive its last MCP session by default: 30 minutes.
+ *
+ * @since 0.4.0
+ */
+export const defaultOwnerIdleMs = 30 * 60 * 1000
 
 /**
  * The default cap on MCP sessions open at once.
@@ -124,8 +165,12 @@ export const sessionLabel = (serial: number, id: string): string =>
 interface McpSession {
   readonly label: string
   readonly owner: Ids.OwnerId
+  /** The client's ids and the rpc server's, for this session's requests. */
+  readonly codec: JsonRpc.Codec
   /** The answers being computed; a `DELETE` interrupts them, and their requests answer 404. */
-  readonly inFlight: Set<Fiber.RuntimeFiber<ReadonlyArray<RpcMessage.FromServerEncoded>>>
+  readonly inFlight: Set<Fiber.RuntimeFiber<unknown, unknown>>
+  /** The tool calls in flight by their request id: a `notifications/cancelled` interrupts one. */
+  readonly calls: Map<string, Fiber.RuntimeFiber<unknown, unknown>>
   closed: boolean
   /** Hand a message to the session's `McpServer`; its responses, none for a notification. */
   forward: SessionProtocol.Forward
@@ -134,8 +179,20 @@ interface McpSession {
 
 class UnknownSession extends Data.TaggedError("UnknownSession") {}
 
-const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
+const rpcError = (
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: JsonRpc.Id | null = null
+) => HttpServerResponse.unsafeJson(JsonRpc.errorResponse(id, code, message), { status, headers })
+
+/** The id of a message, when it is a request. */
+const idOf = (message: JsonRpc.Incoming): JsonRpc.Id | null =>
+  message._tag === "Request" || message._tag === "Invalid" ? message.id : null
+
+/** One server-sent event carrying a JSON-RPC message. */
+const sseEvent = (message: object) => `event: message\ndata: ${JSON.stringify(message)}\n\n`
 
 const mediaTypes = (header: string | undefined): ReadonlyArray<string> =>
   header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
@@ -175,27 +232,49 @@ export const makeApp = (
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
     const instructions = options.instructions ?? Instructions.text(options.deployment)
-    const parser = RpcSerialization.jsonRpc().unsafeMake()
-    const pending = new Set<string>()
+    const toolList = McpTools.list(options.deployment)
+    /** Sessions being created, with the owner name their `initialize` gave (undefined: anonymous). */
+    const pending = new Map<string, string | undefined>()
     let serial = 0
     let stopping = false
 
+    /** Named owners: held by each of their MCP sessions, closed `ownerIdleMs` after the last one ended. */
+    const owners = yield* RcMap.make({
+      lookup: (name: string) =>
+        Effect.gen(function*() {
+          const owner = namedOwner(name)
+          yield* Effect.addFinalizer(() =>
+            Effect.logInfo(
+              `owner ${name} closed (${stopping ? "the server stops" : "no MCP session of it for ownerIdleMs"})`
+            )
+              .pipe(Effect.zipRight(closeOwner(owner).pipe(Effect.provide(context))))
+          )
+          return owner
+        }),
+      idleTimeToLive: Duration.millis(options.ownerIdleMs ?? defaultOwnerIdleMs)
+    })
+
     const open = (id: string) =>
       Effect.gen(function*() {
-        if (!pending.delete(id)) return yield* new UnknownSession()
+        if (!pending.has(id)) return yield* new UnknownSession()
+        const name = pending.get(id)
+        pending.delete(id)
         const label = sessionLabel(++serial, id)
-        const owner = Ids.OwnerId.make(`mcp-http-${serial}`)
+        const owner = name === undefined ? Ids.OwnerId.make(`mcp-http-${serial}`) : yield* RcMap.get(owners, name)
         const session: McpSession = {
           label,
           owner,
+          codec: JsonRpc.makeCodec(instructions),
           inFlight: new Set(),
+          calls: new Map(),
           closed: false,
           forward: () => Effect.succeed([]),
           closeReason: "idle"
         }
         yield* Effect.addFinalizer(() =>
           Effect.logInfo(`MCP session ${label} closed (${stopping ? "the server stops" : session.closeReason})`).pipe(
-            Effect.zipRight(closeOwner(owner).pipe(Effect.provide(context)))
+            // a named owner's terminals stay with the owner (`owners`), for its next session
+            Effect.zipRight(name === undefined ? closeOwner(owner).pipe(Effect.provide(context)) : Effect.void)
           )
         )
         const server = yield* McpServer.McpServer.make
@@ -236,57 +315,134 @@ export const makeApp = (
           )
           : Effect.succeed(undefined))
 
-    const created = Effect.gen(function*() {
-      const id = globalThis.crypto.randomUUID()
-      pending.add(id)
-      return yield* RcMap.get(sessions, id).pipe(
-        Effect.map((session) => ({ id, session })),
-        Effect.ensuring(Effect.sync(() => pending.delete(id)))
-      )
-    })
+    const created = (ownerName: string | undefined) =>
+      Effect.gen(function*() {
+        const id = globalThis.crypto.randomUUID()
+        pending.set(id, ownerName)
+        return yield* RcMap.get(sessions, id).pipe(
+          Effect.map((session) => ({ id, session })),
+          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+        )
+      })
 
-    const encoded = (responses: ReadonlyArray<RpcMessage.FromServerEncoded>, sessionId: string) => {
-      const body = responses.length === 0 ? undefined : parser.encode(responses.length === 1 ? responses[0] : responses)
-      return body === undefined
+    const json = (message: object | undefined, sessionId: string) =>
+      message === undefined
         ? HttpServerResponse.empty({ status: 202, headers: { [sessionHeader]: sessionId } })
-        : HttpServerResponse.text(body as string, {
+        : HttpServerResponse.text(JSON.stringify(message), {
           contentType: "application/json",
           headers: { [sessionHeader]: sessionId }
         })
-    }
 
-    /** Serve one message on its session; a session closed meanwhile answers 404. */
-    const serve = (
-      session: McpSession,
-      sessionId: string,
-      message: RpcMessage.FromClientEncoded,
-      request: HttpServerRequest.HttpServerRequest
-    ) => {
-      const tool = ToolRequests.toolRequest(message)
-      const answer = tool !== undefined
-        ? Effect.map(
-          Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner),
-          (response) => [response]
-        )
-        : ToolRequests.isInitialize(message)
-        ? Effect.map(
-          session.forward(message, Object.entries(request.headers)),
-          (responses) => responses.map((response) => ToolRequests.withInstructions(response, instructions))
-        )
-        : session.forward(message, Object.entries(request.headers))
-      // The answer runs in a fiber of its own that a DELETE interrupts; the request then answers 404.
-      return Effect.flatMap(Effect.fork(answer), (fiber) => {
+    /** Run `answer` in a fiber of its own that a `DELETE` interrupts (the request then answers 404). */
+    const inFlight = <A>(session: McpSession, answer: Effect.Effect<A>) =>
+      Effect.flatMap(Effect.fork(answer), (fiber) => {
         session.inFlight.add(fiber)
         return Effect.flatMap(
           Effect.ensuring(Fiber.await(fiber), Effect.sync(() => session.inFlight.delete(fiber))),
           (exit) =>
             Exit.isSuccess(exit)
-              ? Effect.succeed(encoded(exit.value, sessionId))
+              ? Effect.succeed(exit.value)
               : session.closed
-              ? Effect.succeed(rpcError(404, -32001, "MCP session closed"))
+              ? Effect.fail(new UnknownSession())
               : Effect.failCause(exit.cause)
         )
       })
+
+    /**
+     * A tool call that asked for progress: answered as a stream of server-sent events, the progress
+     * notifications while it runs and then its result. The call holds its session until it ends; a client
+     * that goes away interrupts it (its program gets the SIGINT of a cancelled send).
+     */
+    const streamed = (session: McpSession, sessionId: string, request: ToolRequests.ToolRequest) =>
+      Effect.gen(function*() {
+        const held = yield* Scope.make()
+        yield* RcMap.get(sessions, sessionId).pipe(Scope.extend(held), Effect.orDie)
+        const events = yield* Mailbox.make<string>()
+        const call = Progress.reporting(ToolRequests.serve(caller, request), {
+          token: request.progressToken!,
+          owner: session.owner,
+          emit: (message) => events.unsafeOffer(sseEvent(message)),
+          intervalMs: options.deployment?.progressIntervalMs
+        }).pipe(
+          Effect.provideService(CurrentOwner, session.owner),
+          Effect.tap((response) => events.offer(sseEvent(response))),
+          Effect.ensuring(events.end)
+        )
+        const key = ToolRequests.idKey(request.id)
+        const fiber = yield* Effect.forkDaemon(call)
+        session.inFlight.add(fiber)
+        session.calls.set(key, fiber)
+        const done = Effect.sync(() => {
+          session.inFlight.delete(fiber)
+          if (session.calls.get(key) === fiber) session.calls.delete(key)
+        }).pipe(Effect.zipRight(Fiber.interrupt(fiber)), Effect.zipRight(Scope.close(held, Exit.void)))
+        return HttpServerResponse.stream(
+          Mailbox.toStream(events).pipe(Stream.encodeText, Stream.ensuring(done)),
+          {
+            contentType: "text/event-stream",
+            headers: { [sessionHeader]: sessionId, "cache-control": "no-cache" }
+          }
+        )
+      })
+
+    /** Serve one message on its session; a session closed meanwhile answers 404. */
+    const serve = (
+      session: McpSession,
+      sessionId: string,
+      message: JsonRpc.Incoming,
+      request: HttpServerRequest.HttpServerRequest
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, UnknownSession> => {
+      const tool = ToolRequests.toolRequest(message)
+      if (tool !== undefined) {
+        if (tool.progressToken !== undefined) return streamed(session, sessionId, tool)
+        const key = ToolRequests.idKey(tool.id)
+        const call = Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner)
+        return Effect.map(
+          inFlight(
+            session,
+            Effect.flatMap(Effect.fork(call), (fiber) => {
+              session.calls.set(key, fiber)
+              return Effect.ensuring(
+                Fiber.join(fiber),
+                Effect.sync(() => {
+                  if (session.calls.get(key) === fiber) session.calls.delete(key)
+                })
+              )
+            })
+          ),
+          (response) => json(response, sessionId)
+        ).pipe(
+          // cancelled by the client (notifications/cancelled): nothing more is sent for it
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) && !session.closed
+              ? Effect.succeed(HttpServerResponse.empty({ status: 202, headers: { [sessionHeader]: sessionId } }))
+              : Effect.failCause(cause)
+          )
+        )
+      }
+      const listId = ToolRequests.toolListId(message)
+      if (listId !== undefined) return Effect.succeed(json(JsonRpc.resultResponse(listId, toolList), sessionId))
+      const cancelled = ToolRequests.cancelledId(message)
+      const call = cancelled === undefined ? undefined : session.calls.get(ToolRequests.idKey(cancelled))
+      if (call !== undefined) return Effect.as(Fiber.interrupt(call), json(undefined, sessionId))
+      const route = session.codec.route(message)
+      switch (route._tag) {
+        case "Answer":
+          return Effect.succeed(json(route.response, sessionId))
+        case "Drop":
+          return Effect.succeed(json(undefined, sessionId))
+        case "Forward":
+          return Effect.map(
+            inFlight(session, session.forward(route.message, Object.entries(request.headers))),
+            (responses) => {
+              // the answer to this request; a notification the server sent meanwhile goes nowhere (no stream)
+              const answer = responses.map(session.codec.encode).find((encoded) =>
+                encoded !== undefined && "id" in encoded
+              )
+              return json(answer, sessionId)
+            }
+          )
+      }
     }
 
     const post = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) =>
@@ -299,23 +455,28 @@ export const makeApp = (
           return rpcError(406, -32000, "Not Acceptable: Accept must list application/json and text/event-stream")
         }
         const body = yield* HttpGuard.readBody(request, maxBodyBytes)
-        const start = body.trimStart()[0]
-        if (start === "[") {
-          return rpcError(400, -32600, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18)")
+        const message = JsonRpc.parse(body)
+        if (message._tag === "Invalid") return rpcError(400, message.code, message.message, {}, message.id)
+        const id = idOf(message)
+        if (message._tag === "Request" && !JsonRpc.isServed(message.method)) {
+          return rpcError(200, JsonRpc.codes.methodNotFound, JsonRpc.unknownMethod(message.method), {}, id)
         }
-        if (start !== "{") return rpcError(400, -32600, "Invalid Request: the body is not one JSON-RPC message")
-        let messages: ReadonlyArray<RpcMessage.FromClientEncoded>
-        try {
-          messages = parser.decode(body) as ReadonlyArray<RpcMessage.FromClientEncoded>
-        } catch {
-          return rpcError(400, -32700, "Parse error: the body is not JSON")
-        }
-        const message = messages[0]!
         if (sessionId === undefined) {
-          if (message._tag !== "Request" || message.tag !== "initialize") {
-            return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`)
+          if (message._tag !== "Request" || message.method !== "initialize") {
+            return rpcError(400, -32000, `Bad Request: no ${sessionHeader} header; send initialize first`, {}, id)
           }
-          const opened = yield* created.pipe(
+          const ownerName = request.headers[ownerHeader]
+          if (ownerName !== undefined && !ownerNamePattern.test(ownerName)) {
+            return rpcError(
+              400,
+              JsonRpc.codes.invalidRequest,
+              `Bad Request: ${ownerHeader} must be 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a ` +
+                "letter or digit",
+              {},
+              id
+            )
+          }
+          const opened = yield* created(ownerName).pipe(
             Effect.catchAll((error) =>
               Effect.fail(
                 Cause.isExceededCapacityException(error)
@@ -328,19 +489,25 @@ export const makeApp = (
               )
             )
           )
-          return yield* serve(opened.session, opened.id, message, request)
+          return yield* serve(opened.session, opened.id, message, request).pipe(
+            Effect.catchTag("UnknownSession", () => Effect.succeed(rpcError(404, -32001, "MCP session closed", {}, id)))
+          )
         }
         const version = request.headers[protocolVersionHeader]
         if (version !== undefined && !supportedProtocolVersions.includes(version)) {
           return rpcError(
             400,
             -32000,
-            `Bad Request: unsupported ${protocolVersionHeader} (supported: ${supportedProtocolVersions.join(", ")})`
+            `Bad Request: unsupported ${protocolVersionHeader} (supported: ${supportedProtocolVersions.join(", ")})`,
+            {},
+            id
           )
         }
         const session = yield* existing(sessionId)
-        if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again")
-        return yield* serve(session, sessionId, message, request)
+        if (session === undefined) return rpcError(404, -32001, "MCP session not found: initialize again", {}, id)
+        return yield* serve(session, sessionId, message, request).pipe(
+          Effect.catchTag("UnknownSession", () => Effect.succeed(rpcError(404, -32001, "MCP session closed", {}, id)))
+        )
       }).pipe(Effect.catchTag("Refused", (refused) => Effect.succeed(HttpGuard.refusal(refused))))
 
     const remove = (sessionId: string | undefined) =>

@@ -6,15 +6,16 @@
  * module is its transport, an `@effect/rpc` server `Protocol` over the Node streams themselves (no Effect
  * stream per chunk), and it answers the calls of the terminal tools through `ToolCall` directly (see
  * `internal/toolRequests.ts`: the same result, without the rpc server's per-request machinery).
- * JSON-RPC batches are refused (protocol 2025-06-18 removed them); a line that is not JSON is answered
- * with a parse error and the connection goes on.
+ * Every answer carries its request's own id and the code JSON-RPC gives its error (`internal/jsonRpc.ts`):
+ * an unknown method is `-32601`, a line that is not JSON a parse error (`-32700`, id null) after which the
+ * connection goes on, a batch an invalid request (2025-06-18 removed them). A tool call with a
+ * `progressToken` gets `notifications/progress` while it waits (`internal/progress.ts`).
  *
  * @since 0.2.0
  */
 import type { Ids } from "@agent-terminal/core"
 import { McpServer, type Tool } from "@effect/ai"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -24,6 +25,8 @@ import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type * as Deployment from "./Deployment.js"
 import * as Instructions from "./Instructions.js"
+import * as JsonRpc from "./internal/jsonRpc.js"
+import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
 import { CurrentOwner } from "./Owner.js"
@@ -53,9 +56,6 @@ export interface Options {
   readonly instructions?: string | undefined
 }
 
-const errorLine = (code: number, message: string, id: string | number | null = null) =>
-  `${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`
-
 /** Lines out of chunks, scanning each byte once (a long line costs its length, not its length squared). */
 const lineSplitter = (onLine: (line: string) => void) => {
   let pending: Array<string> = []
@@ -80,19 +80,20 @@ const lineSplitter = (onLine: (line: string) => void) => {
  * @since 0.2.0
  */
 export const makeProtocol = (
-  options: Pick<Options, "input" | "output" | "owner" | "instructions">,
+  options: Pick<Options, "input" | "output" | "owner" | "instructions" | "deployment">,
   caller: ToolCall.Caller
 ): Effect.Effect<RpcServer.Protocol["Type"], never, Scope.Scope> =>
   RpcServer.Protocol.make((writeRequest) =>
     Effect.gen(function*() {
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
-      const parser = RpcSerialization.jsonRpc().unsafeMake()
+      const codec = JsonRpc.makeCodec(options.instructions)
+      const toolList = McpTools.list(options.deployment)
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
       const calls = new Map<string, Fiber.RuntimeFiber<void>>()
       let open = true
-      const write = (text: string) => {
-        if (open) options.output.write(text)
+      const write = (message: object) => {
+        if (open) options.output.write(`${JSON.stringify(message)}\n`)
       }
       // the client went away (EPIPE on a write, a read error): the connection is over, answers are dropped
       const onError = () => {
@@ -100,52 +101,44 @@ export const makeProtocol = (
       }
       options.output.on("error", onError)
       options.input.on("error", onError)
-      /** Ids of `initialize` requests whose answer is still to come. */
-      const initializing = new Set<string>()
       const respond = (response: RpcMessage.FromServerEncoded) => {
-        if (response._tag === "Exit" && initializing.delete(ToolRequests.requestKey(response.requestId))) {
-          response = ToolRequests.withInstructions(response, options.instructions)
-        }
-        const encoded = parser.encode(ToolRequests.bounded(response))
-        if (encoded !== undefined) write(`${encoded as string}\n`)
+        const encoded = codec.encode(response)
+        if (encoded !== undefined) write(encoded)
       }
 
       const serveTool = (request: ToolRequests.ToolRequest) => {
+        const key = ToolRequests.idKey(request.id)
+        const call = ToolRequests.serve(caller, request)
         const fiber = runFork(
-          ToolRequests.serve(caller, request).pipe(
+          (request.progressToken === undefined ? call : Progress.reporting(call, {
+            token: request.progressToken,
+            owner: options.owner,
+            emit: write,
+            intervalMs: options.deployment?.progressIntervalMs
+          })).pipe(
             Effect.provideService(CurrentOwner, options.owner),
-            Effect.map(respond),
-            Effect.ensuring(Effect.sync(() => calls.delete(request.id)))
+            Effect.map(write),
+            Effect.ensuring(Effect.sync(() => calls.delete(key)))
           )
         )
-        calls.set(request.id, fiber)
+        calls.set(key, fiber)
       }
 
       const onLine = (line: string) => {
-        if (line.trimStart().startsWith("[")) {
-          return write(errorLine(-32600, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18)"))
+        const message = JsonRpc.parse(line)
+        const request = ToolRequests.toolRequest(message)
+        if (request !== undefined) return serveTool(request)
+        const listId = ToolRequests.toolListId(message)
+        if (listId !== undefined) return write(JsonRpc.resultResponse(listId, toolList))
+        const cancelled = ToolRequests.cancelledId(message)
+        const call = cancelled === undefined ? undefined : calls.get(ToolRequests.idKey(cancelled))
+        if (call !== undefined) {
+          runFork(Fiber.interrupt(call))
+          return
         }
-        let messages: ReadonlyArray<RpcMessage.FromClientEncoded>
-        try {
-          messages = parser.decode(line) as ReadonlyArray<RpcMessage.FromClientEncoded>
-        } catch {
-          return write(errorLine(-32700, "Parse error: the line is not JSON"))
-        }
-        for (const message of messages) {
-          const request = ToolRequests.toolRequest(message)
-          if (request !== undefined) {
-            serveTool(request)
-            continue
-          }
-          if (ToolRequests.isInitialize(message)) initializing.add(ToolRequests.requestKey(message.id))
-          const cancelled = ToolRequests.cancelledId(message)
-          const call = cancelled === undefined ? undefined : calls.get(cancelled)
-          if (call !== undefined) {
-            runFork(Fiber.interrupt(call))
-            continue
-          }
-          forwarded.unsafeOffer(message)
-        }
+        const route = codec.route(message)
+        if (route._tag === "Answer") write(route.response)
+        else if (route._tag === "Forward") forwarded.unsafeOffer(route.message)
       }
 
       const split = lineSplitter(onLine)

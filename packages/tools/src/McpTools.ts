@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Deployment from "./Deployment.js"
+import * as Contract from "./internal/contract.js"
+import * as ToolRequests from "./internal/toolRequests.js"
 import { CurrentOwner } from "./Owner.js"
 import * as ToolCall from "./ToolCall.js"
 
@@ -22,7 +24,8 @@ import * as ToolCall from "./ToolCall.js"
 export type OwnerOf = (client: McpSchema.McpServerClient["Type"]) => Effect.Effect<Ids.OwnerId>
 
 /**
- * The MCP description of a tool: its JSON Schema and its annotations.
+ * The MCP description of a tool: its JSON Schema (as a model reads it: `internal/contract.ts`) and its
+ * annotations.
  *
  * @since 0.1.0
  */
@@ -30,7 +33,7 @@ export const describe = (tool: Tool.Any): McpSchema.Tool =>
   new McpSchema.Tool({
     name: tool.name,
     description: tool.description,
-    inputSchema: Tool.getJsonSchema(tool as any),
+    inputSchema: Contract.inputSchemaOf(tool),
     annotations: new McpSchema.ToolAnnotations({
       ...Option.match(Context.getOption(tool.annotations, Tool.Title), {
         onNone: () => ({}),
@@ -42,6 +45,26 @@ export const describe = (tool: Tool.Any): McpSchema.Tool =>
       openWorldHint: Context.get(tool.annotations, Tool.OpenWorld)
     })
   })
+
+/**
+ * The answer to `tools/list` for a deployment, as the transports send it: each tool's name, description,
+ * input schema and annotations, and its `outputSchema` (the shape of its `structuredContent`), which
+ * `McpServer`'s own listing has no field for.
+ *
+ * @since 0.4.0
+ */
+export const list = (deployment?: Deployment.Deployment | undefined): { readonly tools: ReadonlyArray<object> } => ({
+  tools: Deployment.toolsOf(deployment).map((tool) => {
+    const described = describe(tool)
+    return JSON.parse(JSON.stringify({
+      name: described.name,
+      description: described.description,
+      inputSchema: described.inputSchema,
+      outputSchema: Contract.outputSchemaOf(tool),
+      annotations: described.annotations
+    }))
+  })
+})
 
 /**
  * How the calls of a server find their owner: one owner for every call (a stdio connection, an HTTP MCP
@@ -64,11 +87,7 @@ export const register = (options: Options) =>
     const server = yield* McpServer.McpServer
     const caller = yield* ToolCall.make(options)
     const toResult = (outcome: ToolCall.ToolOutcome) =>
-      new McpSchema.CallToolResult({
-        isError: outcome.isError,
-        structuredContent: outcome.structured,
-        content: [{ type: "text", text: outcome.text }]
-      }, true)
+      new McpSchema.CallToolResult(ToolRequests.callToolResult(outcome) as any, true)
     for (const tool of Deployment.toolsOf(options.deployment)) {
       const name = tool.name
       yield* server.addTool({

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { type Exec, Session } from "@agent-terminal/core"
-import { Utf8 } from "@agent-terminal/terminal"
+import { Capture, Utf8 } from "@agent-terminal/terminal"
 
 const status = (value: Session.SessionStatus): string =>
   value._tag === "running"
@@ -36,7 +36,8 @@ export const bounded = (fullFacts: string, body: string, maxBytes: number, compa
     : `${facts} ${truncatedFact}`
   const room = maxBytes - Utf8.byteLength(marked) - 1
   if (room <= 0) return marked
-  const cut = Utf8.headTail(body, room)
+  // an omission line already in the body (a run's own cut) absorbs this cut: one line counts all that is left out
+  const cut = Capture.fit(body, room)
   // Too little room for the omission marker: only a tail is left; start it on a whole line when there is one.
   const firstBreak = cut.text.indexOf("\n")
   const tailOnly = body.endsWith(cut.text) && body.length > cut.text.length
@@ -47,13 +48,39 @@ export const bounded = (fullFacts: string, body: string, maxBytes: number, compa
   return text === "" ? marked : `${marked}\n${text}`
 }
 
+/** The fewest identical rows in a row that are shown as one. */
+const MIN_RUN = 3
+
 /**
- * A send's result.
+ * A full-screen program's rows as the model reads them: trailing blanks trimmed, and each run of identical
+ * rows (vim's `~` past the end of a file, empty rows, a pager's filler) shown once with its count
+ * (`~  [×31]`), so the screen's layout is kept without paying for its padding.
  *
- * @since 0.1.0
+ * @since 0.4.0
  */
+export const screenRows = (rows: ReadonlyArray<string>): Array<string> => {
+  const trimmed = rows.map((row) => row.trimEnd())
+  const out: Array<string> = []
+  for (let i = 0; i < trimmed.length;) {
+    let j = i + 1
+    while (j < trimmed.length && trimmed[j] === trimmed[i]) j++
+    const run = j - i
+    if (run >= MIN_RUN) out.push(trimmed[i] === "" ? `[×${run} empty rows]` : `${trimmed[i]}  [×${run}]`)
+    else for (let k = i; k < j; k++) out.push(trimmed[k]!)
+    i = j
+  }
+  return out
+}
+
+/** The screen block of a result: its size and cursor, then its rows (`screenRows`). */
+const screenBlock = (screen: Session.ScreenSnapshot): Array<string> => [
+  `[full-screen program: screen ${screen.rows.length} rows, cursor ${screen.cursor.row + 1}:${screen.cursor.col + 1}]`,
+  ...screenRows(screen.rows)
+]
+
 /** A match as the facts line shows it: the text, then a regex's groups. */
 const matchFact = (match: Session.Match): string => {
+  if (match.listening !== undefined) return `[match: ${Session.listenerText(match.listening)}]`
   const groups = match.groups === undefined ? "" : ` [groups: ${JSON.stringify(match.groups)}]`
   return `[match: ${JSON.stringify(Utf8.cutHead(match.text, 200))}]${groups}`
 }
@@ -77,15 +104,23 @@ const batchResult = (result: Session.SendResult, steps: ReadonlyArray<Session.St
   if (result.stoppedAt !== undefined) facts.push(`[stopped at step ${result.stoppedAt + 1}: ${result.waitReason}]`)
   if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
   const body = steps.map((step, index) => `${stepFacts(step, index)}${step.output === "" ? "" : `\n${step.output}`}`)
-  if (result.screen !== undefined) {
-    body.push(`[full-screen program: screen ${result.screen.rows.length} rows]`, ...result.screen.rows)
-  }
+  if (result.screen !== undefined) body.push(...screenBlock(result.screen))
   return bounded(facts.join(" "), body.join("\n"), maxBytes)
 }
 
-export const sendResult = (result: Session.SendResult, maxBytes: number): string => {
+/**
+ * A send's result: the facts, then its output (and the screen of a full-screen program). `prefix`: facts
+ * that come first (a signal's delivery); a send to the owner's default terminal that opened it says so.
+ *
+ * @since 0.1.0
+ */
+export const sendResult = (
+  result: Session.SendResult & { readonly sessionId?: string | undefined; readonly motd?: string | undefined },
+  maxBytes: number,
+  prefix: ReadonlyArray<string> = []
+): string => {
   if (result.steps !== undefined) return batchResult(result, result.steps, maxBytes)
-  const facts = [`[wait: ${result.waitReason}]`]
+  const facts = [...prefix, `[wait: ${result.waitReason}]`]
   if (result.taskId !== undefined) facts.push(`[task: ${result.taskId}]`)
   if (result.exitCode !== undefined) facts.push(`[exit: ${result.exitCode}]`)
   if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
@@ -94,6 +129,8 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
   if (result.waitReason === "inferred_idle" || result.waitReason === "timeout" || result.waitReason === "matched") {
     facts.push("[the command may still be running]")
   }
+  if (result.foreground !== undefined) facts.push(`[foreground: ${Session.activityText(result.foreground)}]`)
+  if (result.motd !== undefined && result.sessionId !== undefined) facts.push(`[opened: ${result.sessionId}]`)
   if (result.truncated) facts.push("[truncated]")
   const compact = facts.map((fact) =>
     fact.startsWith("[continuation")
@@ -104,13 +141,7 @@ export const sendResult = (result: Session.SendResult, maxBytes: number): string
       ? "[exited]"
       : fact
   )
-  const body = result.screen === undefined ? result.output : [
-    result.output,
-    `[full-screen program: screen ${result.screen.rows.length} rows, cursor ${result.screen.cursor.row + 1}:${
-      result.screen.cursor.col + 1
-    }]`,
-    ...result.screen.rows
-  ].join("\n")
+  const body = result.screen === undefined ? result.output : [result.output, ...screenBlock(result.screen)].join("\n")
   return bounded(facts.join(" "), body, maxBytes, compact.join(" "))
 }
 
@@ -130,28 +161,49 @@ export const openResult = (result: Session.OpenResult, maxBytes: number): string
   )
 
 /**
+ * A page's header, its line numbers counted from the first line ever written (1): `[lines 39901-40000 of
+ * 50000]`, and, when the retention bound dropped the oldest lines, which ones: `[lines 1-40000 dropped: the
+ * last 10000 are kept]` — an empty page past them says so instead of showing nothing.
+ *
+ * @since 0.4.0
+ */
+export const pageHeader = (result: Session.ReadResult): string => {
+  const first = result.firstLine ?? 0
+  const range = result.lineEnd > result.lineBegin ? `lines ${result.lineBegin + 1}-${result.lineEnd}` : "no lines"
+  const dropped = first > 0 ? ` [lines 1-${first} dropped: the last ${result.totalLines} are kept]` : ""
+  return `[${range} of ${first + result.totalLines}]${dropped}${result.truncated ? " [truncated]" : ""}`
+}
+
+/**
  * A page of the transcript.
  *
  * @since 0.1.0
  */
 export const readResult = (result: Session.ReadResult, maxBytes: number): string =>
-  bounded(
-    `[lines ${result.lineBegin}-${result.lineEnd} of ${result.totalLines}]${result.truncated ? " [truncated]" : ""}`,
-    result.text,
-    maxBytes
-  )
+  bounded(pageHeader(result), result.text, maxBytes)
 
 /**
- * A signal's result.
+ * A signal's result: where it went, then — when the call waited for readiness after it — the send's facts
+ * and output; a call that was to wait but found the terminal held by a send or task says it did not.
  *
  * @since 0.1.0
  */
-export const signalResult = (result: Session.SignalResult, signal: string, maxBytes: number): string =>
-  bounded(
-    `[${signal} → process group ${result.targetPgid}: ${result.delivered ? "delivered" : "no such group"}]`,
+export const signalResult = (
+  result: Session.SignalResult & Partial<Session.SendResult>,
+  signal: string,
+  maxBytes: number,
+  waited = false
+): string => {
+  const delivery = `[${signal} → process group ${result.targetPgid}: ${
+    result.delivered ? "delivered" : "no such group"
+  }]`
+  if (result.waitReason !== undefined) return sendResult(result as Session.SendResult, maxBytes, [delivery])
+  return bounded(
+    waited ? `${delivery} [not waited: a send or a background task holds the terminal]` : delivery,
     "",
     maxBytes
   )
+}
 
 /**
  * A close's result.
@@ -335,13 +387,7 @@ export const processResult = (
     case "kill":
       return execResult(result, maxBytes)
     case "log":
-      return bounded(
-        `[task: ${result.taskId}] [lines ${result.lineBegin}-${result.lineEnd} of ${result.totalLines}]${
-          result.truncated ? " [truncated]" : ""
-        }`,
-        result.text,
-        maxBytes
-      )
+      return bounded(`[task: ${result.taskId}] ${pageHeader(result)}`, result.text, maxBytes)
     case "remove":
       return bounded(`[task: ${result.taskId}] [${result.outcome}]`, "", maxBytes)
     default:

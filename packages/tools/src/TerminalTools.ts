@@ -7,18 +7,24 @@
 import { Errors, Exec, Session, TaskRuntime } from "@agent-terminal/core"
 import { Tool, Toolkit } from "@effect/ai"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
-const sessionId = Session.IdString.annotations({ description: "The session's id, as returned by terminal_open." })
+/** A struct's fields, each optional (one that is already stays as it is). */
+const optionalFields = <F extends Schema.Struct.Fields>(
+  fields: F
+): { readonly [K in keyof F]: Schema.optional<Schema.Schema.Any> } =>
+  Object.fromEntries(
+    Object.entries(fields).map((
+      [key, field]
+    ) => [key, Schema.isPropertySignature(field) ? field : Schema.optional(field as Schema.Schema.Any)])
+  ) as any
+
+const sessionId = Session.IdString.annotations({ description: "From terminal_open." })
 
 const describe = (lines: ReadonlyArray<string>) => lines.join(" ")
 
-const waitFor = Schema.optional(Session.WaitFor.annotations({
-  description: "Also return as soon as the output since this call began shows this (waitReason \"matched\", " +
-    "with match: the text and a regex's groups): {\"text\": \"...\"}, {\"regex\": \"port (\\\\d+)\", " +
-    "\"flags\": \"i\"} (JavaScript syntax, run by RE2: no backreferences or lookaround), or {\"screenStableMs\": 500} (the screen has not " +
-    "changed for that long: a full-screen program has drawn). The prompt, stdin_read, an exit and the timeout " +
-    "still end the wait first if they come first; silence does not (unless idleMs is given)."
-}))
+/** `waitFor`'s shape, the same wherever it is taken (a send, a step, a task, exec). */
+const waitForSchema = Session.WaitFor
 
 const annotate = <T extends { readonly annotate: (tag: any, value: any) => T }>(
   tool: T,
@@ -46,39 +52,41 @@ const annotate = <T extends { readonly annotate: (tag: any, value: any) => T }>(
 export const TerminalOpen = annotate(
   Tool.make("terminal_open", {
     description: describe([
-      "Open a persistent interactive terminal session (a bash shell by default) whose state — working directory,",
-      "exported variables, a running REPL or debugger — survives between calls. Use a terminal only when you need",
-      "that state or interactive input; close sessions you no longer need (terminal_close). Returns the sessionId,",
-      "the shell, and the initial screen (motd)."
+      "Open a persistent terminal (bash by default): cwd, variables, a running REPL or debugger survive between",
+      "calls. Optional: terminal_send without a sessionId opens your default terminal. Returns the sessionId and",
+      "the first screen (motd)."
     ]),
     parameters: {
       type: Schema.optional(Session.SessionType.annotations({
-        description: "\"shell\" (default): an integrated shell; \"command\": run argv directly on the terminal."
+        description: "\"command\": run argv instead of a shell."
       })),
       shell: Schema.optional(Schema.String.annotations({
-        description: "For type \"shell\": bash (the default unless the server is configured otherwise), zsh, fish " +
-          "or pwsh, or a path to one (/usr/bin/zsh). Each reports its prompt, exit codes and continuation " +
-          "prompts exactly. Any other shell is refused; run it as type \"command\" with argv instead."
+        description: "bash (default), zsh, fish, pwsh, or a path to one."
       })),
-      name: Schema.optional(Session.Name.annotations({
-        description: "A name unique among your open sessions (1-128 characters)."
-      })),
-      cwd: Schema.optional(Session.Path.annotations({ description: "Working directory (must exist)." })),
-      argv: Schema.optional(
-        Session.Argv.annotations({ description: "For type \"command\": the program and its arguments." })
-      ),
-      cols: Schema.optional(Session.Columns.annotations({ description: "Terminal width (20-1000; default 160)." })),
-      rows: Schema.optional(Session.Rows.annotations({ description: "Terminal height (5-500; default 40)." })),
-      record: Schema.optional(Schema.Boolean.annotations({
-        description: "Record the session (asciicast v2: output, resizes, a marker at each send), for people " +
-          "to replay in the live view."
-      }))
+      name: Schema.optional(Session.Name.annotations({ description: "Unique among your terminals." })),
+      cwd: Schema.optional(Session.Path),
+      argv: Schema.optional(Session.Argv),
+      cols: Schema.optional(Session.Columns),
+      rows: Schema.optional(Session.Rows),
+      record: Schema.optional(Schema.Boolean.annotations({ description: "Record it for replay in the live view." }))
     },
     success: Session.OpenResult,
     failure: Errors.TerminalError
   }),
   { title: "Open a terminal", readOnly: false, destructive: false, idempotent: false }
 )
+
+/**
+ * What `terminal_send` returns: the send's result, and — when it went to the owner's default terminal (no
+ * `sessionId` given) — that terminal's id, with its first screen when it was opened for this send.
+ *
+ * @since 0.4.0
+ */
+export const SendToolResult = Schema.Struct({
+  ...Session.SendResult.fields,
+  sessionId: Schema.optional(Schema.String),
+  motd: Schema.optional(Schema.String)
+})
 
 /**
  * `terminal_send`: type into a session and wait until the program is ready for more input.
@@ -88,66 +96,52 @@ export const TerminalOpen = annotate(
 export const TerminalSend = annotate(
   Tool.make("terminal_send", {
     description: describe([
-      "Send input to a session and wait until the program is ready for more: the shell prompt is back",
-      "(waitReason \"prompt\", with exitCode), or the program waits reading the terminal (\"stdin_read\": a REPL,",
-      "a y/n question, a password prompt). \"inferred_idle\" (silence) and \"timeout\" do NOT mean the command",
-      "ended: it may still run — read later, send more, or interrupt it with terminal_signal SIGINT.",
-      "Give exactly one of: text (typed, then Enter unless submit is false), keys (named keys such as \"C-c\",",
-      "\"Up\", \"Enter\", \"Escape\", \"F1\", or single characters), paste (pasted as one unit). Several lines",
-      "of text at the shell prompt run as one command. continuation: true means the shell waits for the rest of",
-      "an unfinished command (unclosed quote, heredoc, open block): send the rest, or keys [\"C-c\"] to drop it;",
-      "an unfinished multi-line text is dropped for you (nothing ran). When the result has a screen, a",
-      "full-screen program (an editor, a pager) holds the terminal: look at the screen and leave it with its own",
-      "keys (\"q\" for a pager, Escape then :q! Enter for vim). waitFor returns as soon as the output shows a",
-      "text or regex (\"matched\", with match: a dev server's banner, a test summary) or the screen settles;",
-      "steps sends several inputs in one call, each waiting for its own readiness."
+      "Type into a terminal and wait until the program is ready for more. waitReason: prompt (the command",
+      "ended: exitCode), stdin_read (it waits for input: a REPL, a question, a password), matched (waitFor),",
+      "inferred_idle or timeout (NOT ended: it may still run; read later, send more, or terminal_signal),",
+      "session_exit. Give one of text (Enter added unless submit is false), keys, paste or steps. Without a",
+      "sessionId: your default terminal, opened on first use. continuation: the shell waits for the rest of a",
+      "command. A screen in the result: a full-screen program (vim, less) holds the terminal; answer with its keys."
     ]),
     parameters: {
-      sessionId,
+      sessionId: Schema.optional(Session.IdString.annotations({
+        description: "From terminal_open; omitted: your default terminal."
+      })),
       text: Schema.optional(Schema.String.annotations({
-        description: "Text to type, sent as its exact UTF-8 bytes. Several lines at a shell prompt go as one unit."
+        description: "Typed as exact UTF-8; several lines at a shell prompt run as one command."
       })),
-      keys: Schema.optional(
-        Session.KeyNames.annotations({
-          description: "Named keys, in order: Enter, Tab, Escape, Backspace, Delete, Insert, Space, Up/Down/Left/" +
-            "Right, Home, End, PageUp, PageDown, F1-F12, with modifiers C-, M-, S- (e.g. C-c, C-d, C-w, M-b, M-x, " +
-            "S-Tab, C-Up), or single characters (q, :). Arrows follow the mode the program set."
-        })
-      ),
+      keys: Schema.optional(Session.KeyNames.annotations({
+        description: "Named keys: Enter, Tab, Escape, Up, PageDown, F1, C-c, C-d, M-x, S-Tab, or single characters."
+      })),
       paste: Schema.optional(Schema.String.annotations({
-        description: "Text pasted as one unit: bracketed paste when the program enabled it (shells, editors take " +
-          "it as text, not as typed commands). Not submitted unless submit is true."
+        description: "Pasted as one unit (bracketed when the program enabled it), not submitted."
       })),
-      submit: Schema.optional(Schema.Boolean.annotations({
-        description: "Press Enter after the text (default true for text, false for keys and paste)."
-      })),
+      submit: Schema.optional(Schema.Boolean.annotations({ description: "Enter after it (default: text only)." })),
       timeoutMs: Schema.optional(Session.Millis.annotations({
-        description: "Stop waiting after this many ms (default 30000; at most 86400000); nothing is killed."
+        description: "Stop waiting after this (default 30000); nothing is killed."
       })),
-      idleMs: Schema.optional(Session.Millis.annotations({
-        description: "Also return after this many ms without output, even while a command runs."
-      })),
+      idleMs: Schema.optional(Session.Millis.annotations({ description: "Also return after this long silent." })),
       run_in_background: Schema.optional(Schema.Boolean.annotations({
-        description: "Return at once with a taskId and let the command run (builds, test suites, servers). " +
-          "Follow it with task_output (wait: true blocks until it ends — no need to poll) or task_kill. With " +
-          "waitFor, the first return waits for that (a server's banner) and the task runs on."
+        description: "Return a taskId at once; follow with task_output (wait: true blocks) or task_kill."
       })),
-      waitFor,
+      waitFor: Schema.optional(waitForSchema.annotations({
+        description: "Also return (matched) when the output shows {text} or {regex, flags} (RE2: no lookaround or " +
+          "backreferences), the screen is still " +
+          "for {screenStableMs}, or a process listens: {listening: port} or {listening: true}."
+      })),
       steps: Schema.optional(
-        Schema.Array(Session.Step.annotations({
-          description: "One input (exactly one of text, keys, paste; submit as for a send) with its own waitFor, " +
-            "timeoutMs and idleMs."
-        })).pipe(Schema.filter((steps) => steps.length >= 1 && steps.length <= Session.maxSteps, {
-          message: () => `must be an array of 1 to ${Session.maxSteps} steps`,
-          jsonSchema: { minItems: 1, maxItems: Session.maxSteps }
-        })).annotations({
-          description: "Instead of text/keys/paste: several inputs sent in order in one call, each waiting for " +
-            "its own readiness (a REPL's lines, a login). The first step that ends by timeout, inferred_idle or " +
-            "session_exit stops the rest (stoppedAt says which); the result lists each step's outcome (steps)."
+        Schema.Array(Session.Step).pipe(
+          Schema.filter((steps) => steps.length >= 1 && steps.length <= Session.maxSteps, {
+            message: () => `must be an array of 1 to ${Session.maxSteps} steps`,
+            jsonSchema: { minItems: 1, maxItems: Session.maxSteps }
+          })
+        ).annotations({
+          description: "Several inputs in one call, each waiting for its own readiness; the first to end by " +
+            "timeout, inferred_idle or session_exit stops the rest."
         })
       )
     },
-    success: Session.SendResult,
+    success: SendToolResult,
     failure: Errors.TerminalError
   }),
   { title: "Send input to a terminal", readOnly: false, destructive: true, idempotent: false }
@@ -160,17 +154,12 @@ export const TerminalSend = annotate(
  */
 export const TerminalRead = annotate(
   Tool.make("terminal_read", {
-    description: describe([
-      "Read a session's transcript (what the terminal showed, escape sequences interpreted) without sending",
-      "anything: offset = lines back from the newest (0 = the latest page), count = lines. Use it to catch up",
-      "on output that arrived after a send returned."
-    ]),
+    description: "Page a terminal's transcript without sending anything: offset = lines back from the newest (0: " +
+      "the latest), count = lines.",
     parameters: {
       sessionId,
-      offset: Schema.optional(
-        Session.LineCount.annotations({ description: "Lines back from the newest (default 0)." })
-      ),
-      count: Schema.optional(Session.LineCount.annotations({ description: "How many lines (default: what fits)." }))
+      offset: Schema.optional(Session.LineCount),
+      count: Schema.optional(Session.LineCount)
     },
     success: Session.ReadResult,
     failure: Errors.TerminalError
@@ -179,25 +168,37 @@ export const TerminalRead = annotate(
 )
 
 /**
- * `terminal_signal`: signal the terminal's foreground program.
+ * What `terminal_signal` returns: where the signal went and, when it waited (the default), how the wait after
+ * it ended — the fields of a send's result (`waitReason`, `exitCode`, …).
+ *
+ * @since 0.4.0
+ */
+export const SignalToolResult = Schema.Struct({
+  ...Session.SignalResult.fields,
+  ...optionalFields(Struct.omit(Session.SendResult.fields, "signalled", "steps", "stoppedAt", "taskId"))
+})
+
+/**
+ * `terminal_signal`: signal the terminal's foreground program, then wait for readiness.
  *
  * @since 0.1.0
  */
 export const TerminalSignal = annotate(
   Tool.make("terminal_signal", {
     description: describe([
-      "Send a signal to the program in the foreground of a session's terminal (resolved now): SIGINT to",
-      "interrupt a running command (like Ctrl-C, but a real signal, so raw-mode programs stop too), SIGTSTP",
-      "to suspend, SIGCONT to resume, SIGTERM/SIGHUP/SIGQUIT/SIGKILL to end it. SIGKILL is refused when",
-      "the shell itself is in the foreground: close the session instead."
+      "Signal a terminal's foreground program (SIGINT: like Ctrl-C but a real signal; SIGTSTP, SIGCONT: suspend,",
+      "resume; SIGTERM, SIGHUP, SIGQUIT, SIGKILL: end it), then wait for readiness as terminal_send does (the",
+      "prompt and exit code 130 after SIGINT). SIGKILL at the shell itself is refused: close the terminal instead."
     ]),
     parameters: {
       sessionId,
-      signal: Session.SignalName.annotations({
-        description: "SIGINT interrupts (like Ctrl-C); SIGTSTP suspends, SIGCONT resumes; the others end the program."
-      })
+      signal: Session.SignalName,
+      wait: Schema.optional(Schema.Boolean.annotations({ description: "Wait for readiness (default true)." })),
+      timeoutMs: Schema.optional(
+        Session.Millis.annotations({ description: "Stop waiting after this (default 30000)." })
+      )
     },
-    success: Session.SignalResult,
+    success: SignalToolResult,
     failure: Errors.TerminalError
   }),
   {
@@ -216,10 +217,8 @@ export const TerminalSignal = annotate(
  */
 export const TerminalClose = annotate(
   Tool.make("terminal_close", {
-    description: describe([
-      "Close a session: its shell and every process it started (background jobs, daemons) are ended.",
-      "Closing an already closed session is not an error."
-    ]),
+    description: "End a terminal and every process it started (closing twice is fine). Optional: your terminals " +
+      "end with your connection.",
     parameters: { sessionId },
     success: Session.CloseResult,
     failure: Errors.TerminalError
@@ -234,8 +233,7 @@ export const TerminalClose = annotate(
  */
 export const TerminalList = annotate(
   Tool.make("terminal_list", {
-    description: "List your open terminal sessions: id, name, type, pid, status, working directory. Each one " +
-      "holds a shell and its processes: close the ones you no longer need (terminal_close).",
+    description: "Your terminals: id, name, pid, status, working directory, busy.",
     success: Schema.Struct({ sessions: Schema.Array(Session.SessionInfo) }),
     failure: Errors.TerminalError
   }),
@@ -249,15 +247,8 @@ export const TerminalList = annotate(
  */
 export const TerminalResize = annotate(
   Tool.make("terminal_resize", {
-    description: describe([
-      "Resize a session's terminal (columns x rows): the program gets SIGWINCH and redraws. Refused with",
-      "HumanInControl while a person holds the terminal's control in the live view."
-    ]),
-    parameters: {
-      sessionId,
-      cols: Session.Columns.annotations({ description: "Terminal width (20-1000)." }),
-      rows: Session.Rows.annotations({ description: "Terminal height (5-500)." })
-    },
+    description: "Resize a terminal; its program redraws.",
+    parameters: { sessionId, cols: Session.Columns, rows: Session.Rows },
     success: Session.ResizeResult,
     failure: Errors.TerminalError
   }),
@@ -272,23 +263,15 @@ export const TerminalResize = annotate(
 export const TerminalRequestHuman = annotate(
   Tool.make("terminal_request_human", {
     description: describe([
-      "Ask a person to take over a session's terminal in the live view (a password or passphrase you must not",
-      "see, a login, a decision): the request shows in their page with your reason. Returns a taskId at once,",
-      "or with wait: true blocks until the person hands the terminal back (or timeoutMs). Wait with",
-      "task_output (wait: true) — no polling; task_kill withdraws the request. While the person holds the",
-      "control your terminal_send/keys/signals get HumanInControl; terminal_read still works. Your next send",
-      "after the hand-back starts with a note of what they did and what the terminal showed. What they type",
-      "with echo off never reaches you."
+      "Ask a person to take over a terminal in the live view (a secret you must not see, a login, a decision).",
+      "Returns a taskId; task_output with wait: true blocks until they hand it back (or wait here). Meanwhile your",
+      "input gets HumanInControl; your next send starts with what they did. Secrets they type never reach you."
     ]),
     parameters: {
       sessionId,
-      reason: Schema.String.annotations({
-        description: "What you need the person to do, shown to them (1-1024 characters)."
-      }),
-      wait: Schema.optional(Schema.Boolean.annotations({
-        description: "Block until the hand-back or timeoutMs (default false: return the taskId at once)."
-      })),
-      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "With wait: give up after this many ms." }))
+      reason: Schema.String.annotations({ description: "Shown to the person." }),
+      wait: Schema.optional(Schema.Boolean.annotations({ description: "Block until the hand-back or timeoutMs." })),
+      timeoutMs: Schema.optional(Session.Millis)
     },
     success: Session.HumanRequestResult,
     failure: Errors.TerminalError
@@ -296,7 +279,7 @@ export const TerminalRequestHuman = annotate(
   { title: "Ask a person to take over", readOnly: false, destructive: false, idempotent: false, openWorld: true }
 )
 
-const taskId = Session.IdString.annotations({ description: "The task's id, as returned with run_in_background." })
+const taskId = Session.IdString
 
 /**
  * What `task_output` and `task_kill` return: the task's status and the output that is new since the
@@ -326,20 +309,15 @@ export const TaskView = Schema.Struct({
 export const TaskOutput = annotate(
   Tool.make("task_output", {
     description: describe([
-      "Get a background task's new output (only what appeared since your last task_output call) and its status:",
-      "running, waiting_input (it waits for input on its terminal: answer with terminal_send or the process",
-      "tool), completed (with the send's result: waitReason, exitCode), failed, or killed. With wait: true it",
-      "blocks until the task ends or timeoutMs passes — use that instead of polling."
+      "A background task's output since your last look, and its status: running, waiting_input, completed (with",
+      "the send's result), failed, killed. wait: true blocks until it ends; waitFor until the output shows",
+      "something (as terminal_send). Never poll without one of them."
     ]),
     parameters: {
       taskId,
-      wait: Schema.optional(Schema.Boolean.annotations({ description: "Block until the task ends." })),
-      timeoutMs: Schema.optional(Session.Millis.annotations({ description: "Give up waiting after this many ms." })),
-      waitFor: Schema.optional(Session.WaitFor.annotations({
-        description: "Block until the output new since your last look shows this (match in the result), the " +
-          "task waits for input, or it ends: {\"text\": ...}, {\"regex\": ..., \"flags\"?: ...} or " +
-          "{\"screenStableMs\": ...}, as for terminal_send."
-      }))
+      wait: Schema.optional(Schema.Boolean),
+      timeoutMs: Schema.optional(Session.Millis),
+      waitFor: Schema.optional(waitForSchema)
     },
     success: TaskView,
     failure: Errors.TerminalError
@@ -354,7 +332,7 @@ export const TaskOutput = annotate(
  */
 export const TaskKill = annotate(
   Tool.make("task_kill", {
-    description: "Stop a background task: its command gets a real SIGINT (like Ctrl-C) and the task ends as killed.",
+    description: "Stop a background task with a real SIGINT.",
     parameters: { taskId },
     success: TaskView,
     failure: Errors.TerminalError
@@ -362,7 +340,8 @@ export const TaskKill = annotate(
   { title: "Kill a background task", readOnly: false, destructive: true, idempotent: true, openWorld: false }
 )
 
-const millis = (description: string) => Schema.optional(Session.Millis.annotations({ description }))
+const millis = (description?: string) =>
+  Schema.optional(description === undefined ? Session.Millis : Session.Millis.annotations({ description }))
 
 /**
  * `exec`: run a one-shot command under a timeout and a no-output watchdog, as a task when it runs long.
@@ -372,44 +351,23 @@ const millis = (description: string) => Schema.optional(Session.Millis.annotatio
 export const ExecTool = annotate(
   Tool.make("exec", {
     description: describe([
-      "Run a one-shot command that needs no state between calls (a build, a test suite, a script, git, grep)",
-      "without opening a session. For state (cd, exported variables, a virtualenv, a REPL, a debugger) use",
-      "terminal_open and terminal_send instead. Give command (a shell command line) or argv (a program and its",
-      "arguments, run as given, no shell). mode \"pty\" (default for command) runs it on its own terminal:",
-      "output as a person would see it, prompts detected (status waiting_input); mode \"child\" (default for",
-      "argv) runs it with pipes: plain stdout and stderr. The call waits up to yieldMs (default 30000): a",
-      "command still running then returns its output so far and a taskId and keeps running — follow it with",
-      "the process tool (action \"poll\" with wait: true blocks until it ends, no need to poll repeatedly;",
-      "\"submit\" answers a prompt; \"kill\" stops it). background: true returns a taskId at once (servers,",
-      "watchers, long builds). timeoutMs (default 30 min) and noOutputTimeoutMs (default 10 min without output)",
-      "kill the whole process tree (reason timeout / no_output, with the output collected so far); 0 turns a",
-      "limit off (a server). Whatever the command leaves running in the background is ended when it exits."
+      "Run a one-shot command that needs no terminal state (a build, tests, git, grep): command (bash -c) or",
+      "argv (no shell). mode: pty (default for command: on a terminal) or child (default for argv: pipes). Waits",
+      "up to yieldMs (30000), then returns the output so far and a taskId for the process tool; background: true",
+      "returns at once. timeoutMs (30 min) and noOutputTimeoutMs (10 min) kill the process tree; 0 turns one off.",
+      "Long output keeps its head and tail (process log pages the rest)."
     ]),
     parameters: {
-      command: Schema.optional(Schema.String.annotations({
-        description: "A shell command line (run with bash -c). Give command or argv."
-      })),
-      argv: Schema.optional(
-        Session.Argv.annotations({
-          description: "The program and its arguments, passed as they are (no shell, no quoting needed)."
-        })
-      ),
-      mode: Schema.optional(Exec.Mode.annotations({
-        description: "\"pty\": on its own terminal; \"child\": with pipes. Default: pty for command, child for argv."
-      })),
-      cwd: Schema.optional(Session.Path.annotations({ description: "Working directory (must exist)." })),
-      timeoutMs: millis("Kill the process tree after this many ms (default 1800000; 0: no limit)."),
-      noOutputTimeoutMs: millis("Kill the process tree after this many ms without output (default 600000; 0: off)."),
-      yieldMs: millis(
-        "Return after this many ms with the output so far and a taskId if still running (default 30000)."
-      ),
-      background: Schema.optional(Schema.Boolean.annotations({
-        description: "Return a taskId at once and let the command run (follow it with the process tool). With " +
-          "waitFor, return once the output shows it (a server's banner: match), within yieldMs."
-      })),
-      waitFor: Schema.optional(Session.WaitFor.annotations({
-        description: "With background: wait for this in the output before returning ({\"text\": ...}, " +
-          "{\"regex\": ..., \"flags\"?: ...} or {\"screenStableMs\": ...}, as for terminal_send)."
+      command: Schema.optional(Schema.String),
+      argv: Schema.optional(Session.Argv),
+      mode: Schema.optional(Exec.Mode),
+      cwd: Schema.optional(Session.Path),
+      timeoutMs: millis(),
+      noOutputTimeoutMs: millis(),
+      yieldMs: millis(),
+      background: Schema.optional(Schema.Boolean),
+      waitFor: Schema.optional(waitForSchema.annotations({
+        description: "With background: return once the output shows this or a process listens (as terminal_send)."
       }))
     },
     success: Exec.ExecResult,
@@ -456,35 +414,21 @@ export const ProcessResult = Schema.Union(
 export const ProcessTool = annotate(
   Tool.make("process", {
     description: describe([
-      "Follow up on your tasks (commands started by exec; background sends too). action: \"list\" your tasks;",
-      "\"poll\" a task's status and the output that is new since your last look — with wait: true it blocks",
-      "until the task ends, waits for input, or timeoutMs (default 30000) passes, so never poll in a loop",
-      "without it; \"log\" pages through the full output (offset = lines back from the newest, count = lines);",
-      "\"write\" sends text as is, \"submit\" sends text then Enter (alone: just Enter), \"paste\" pastes text,",
-      "\"keys\" sends named keys (C-c, Up, Enter…; pty mode only) — eof: true then ends the input (Ctrl-D,",
-      "or closes stdin on pipes); \"kill\" ends the task (its whole process tree) and returns its last output;",
-      "\"remove\" kills it if needed and forgets it. Tasks live in memory: they do not survive a restart."
+      "Follow up on your tasks (exec runs, background sends). action: list; poll (new output and status; wait:",
+      "true blocks until there is news); log (pages the whole output: offset = lines back from the newest,",
+      "count); write (text as is), submit (text, then Enter), paste, keys (pty only), then eof: true ends the",
+      "input; kill (the whole process tree); remove (kill and forget)."
     ]),
     parameters: {
       action: ProcessAction,
-      taskId: Schema.optional(Session.IdString.annotations({ description: "The task's id (every action but list)." })),
-      wait: Schema.optional(Schema.Boolean.annotations({ description: "poll: block until there is news." })),
-      timeoutMs: millis("poll with wait: give up waiting after this many ms (default 30000)."),
-      offset: Schema.optional(
-        Session.LineCount.annotations({ description: "log: lines back from the newest (default 0)." })
-      ),
-      count: Schema.optional(
-        Session.LineCount.annotations({ description: "log: how many lines (default: what fits)." })
-      ),
-      text: Schema.optional(
-        Schema.String.annotations({ description: "write / submit / paste: the text (exact UTF-8)." })
-      ),
-      keys: Schema.optional(
-        Session.KeyNames.annotations({ description: "keys: named keys in order (C-c, Up, Enter, Tab…)." })
-      ),
-      eof: Schema.optional(Schema.Boolean.annotations({
-        description: "write / submit / paste / keys: end the input afterwards (end of file)."
-      }))
+      taskId: Schema.optional(Session.IdString),
+      wait: Schema.optional(Schema.Boolean),
+      timeoutMs: millis(),
+      offset: Schema.optional(Session.LineCount),
+      count: Schema.optional(Session.LineCount),
+      text: Schema.optional(Schema.String),
+      keys: Schema.optional(Session.KeyNames),
+      eof: Schema.optional(Schema.Boolean)
     },
     success: ProcessResult,
     failure: Errors.TerminalError

@@ -19,6 +19,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Deployment from "./Deployment.js"
+import * as Contract from "./internal/contract.js"
 import * as Render from "./Render.js"
 import type { TerminalToolkit } from "./TerminalTools.js"
 
@@ -29,7 +30,10 @@ import type { TerminalToolkit } from "./TerminalTools.js"
  */
 export interface ToolOutcome {
   readonly isError: boolean
-  /** The result (or the error's fields with `_tag` and `message`) as JSON. */
+  /**
+   * The result's facts as JSON, without the body its text holds (`internal/contract.ts`: the output is sent
+   * once), or the error's fields with `_tag` and `message`.
+   */
   readonly structured: Record<string, unknown>
   /** The rendered text, within `maxResultBytes` (a failure's text and `structured` together). */
   readonly text: string
@@ -61,7 +65,7 @@ const render = (name: ToolName, payload: any, result: any, maxBytes: number): st
     case "terminal_read":
       return Render.readResult(result, maxBytes)
     case "terminal_signal":
-      return Render.signalResult(result, String(payload?.signal), maxBytes)
+      return Render.signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false)
     case "terminal_close":
       return Render.closeResult(result, maxBytes)
     case "terminal_list":
@@ -121,6 +125,7 @@ export const failureOutcome = (
     {}
   ]
   const room = maxBytes - Utf8.byteLength(compact)
+  // nothing fits beside the text (a bound of a few dozen bytes): the result then has no structured content
   const structured = candidates.find((candidate) => jsonBytes(candidate) <= room) ?? {}
   return {
     isError: true,
@@ -221,10 +226,11 @@ export const make = (
             if (Either.isLeft(encoded)) {
               return Effect.succeed(defectOutcome(Cause.die(encoded.left), maxBytes))
             }
+            const text = render(name as ToolName, params.right, encoded.right, maxBytes)
             return Effect.succeed<ToolOutcome>({
               isError: false,
-              structured: encoded.right as Record<string, unknown>,
-              text: render(name as ToolName, params.right, encoded.right, maxBytes)
+              structured: Contract.structuredOf(name, encoded.right as Record<string, unknown>, text),
+              text
             })
           }
         })

@@ -10,7 +10,9 @@ describe("Portable: the tools for any agent SDK, no Effect at the call site", ()
     expect(definitions.map((tool) => tool.name)).toEqual(Object.keys(TerminalTools.TerminalToolkit.tools))
     expect(JSON.parse(JSON.stringify(definitions))).toEqual(definitions)
     const send = definitions.find((tool) => tool.name === "terminal_send")!
-    expect(send.inputSchema).toMatchObject({ type: "object", required: ["sessionId"] })
+    // no parameter is required: without a sessionId, a send goes to the caller's default terminal
+    expect(send.inputSchema).toMatchObject({ type: "object" })
+    expect(send.inputSchema.required).toBeUndefined()
     expect(Object.keys(send.inputSchema.properties as object)).toEqual(
       expect.arrayContaining(["sessionId", "text", "keys", "paste", "submit", "timeoutMs"])
     )

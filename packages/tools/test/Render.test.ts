@@ -79,7 +79,7 @@ describe("rendered results within 64 bytes (26)", () => {
         Render.readResult({ text: cjk, totalLines: 123456, lineBegin: 123400, lineEnd: 123456, truncated: true }, min)
       )
     )
-      .toContain("[lines 123400-123456 of 123456]")
+      .toContain("[lines 123401-123456 of 123456]")
     expect(fits(Render.signalResult({ delivered: false, targetPgid: 4194304 }, "SIGQUIT", min))).toContain("4194304")
     const closed = fits(Render.closeResult({
       sessionId,
@@ -172,7 +172,7 @@ describe("errors within 64 bytes over the one call path (26)", () => {
 
   it.effect("an invalid parameter, an unknown tool and an unknown task are bounded too", () =>
     Effect.gen(function*() {
-      const missing = yield* ToolCall.call("terminal_send", { text: "x" }, { maxResultBytes: min })
+      const missing = yield* ToolCall.call("terminal_read", { count: 1 }, { maxResultBytes: min })
       expect(fits(missing.text)).toContain("[field: sessionId]")
       const unknown = yield* ToolCall.call("no_such_tool_with_a_long_name", {}, { maxResultBytes: min })
       expect(fits(unknown.text)).toContain("[error: InvalidInput]")

@@ -9,6 +9,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { close } from "./Close.js"
 import { concurrency } from "./Concurrency.js"
+import { contract } from "./Contract.js"
 import { daemon } from "./Daemon.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
@@ -45,6 +46,7 @@ export const groups: ReadonlyArray<Group> = [
   concurrency,
   idle,
   transcript,
+  contract,
   waitForGroup,
   mcpPath,
   sandbox,

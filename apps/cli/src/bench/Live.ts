@@ -171,6 +171,7 @@ const measure = (options: RunOptions) =>
       port: 0,
       host: "127.0.0.1",
       sessionIdleMs: undefined,
+      ownerIdleMs: undefined,
       allowedOrigins: [],
       allowedHosts: [],
       maxBodyBytes: 4 * MiB,

@@ -13,6 +13,7 @@ import type { Match, SendRequest, SendResult, WaitFor } from "../Session.js"
 import { begin } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
+import { awaitListening, listenersNow } from "./listeningTier.js"
 import { awaitMatch, awaitStableScreen, openWatch, patternOf } from "./matchTier.js"
 import { settleBackground } from "./readiness.js"
 import { endOf, outputOf, resultOf } from "./results.js"
@@ -47,10 +48,20 @@ const awaitOutputSince = (
   request: SendRequest,
   begun: Begun,
   since: Emulator.Capture | undefined,
-  condition: WaitFor
+  condition: WaitFor,
+  listenersBefore: ReadonlySet<string>
 ): Effect.Effect<Match> => {
   if (condition.screenStableMs !== undefined) {
     return awaitStableScreen(runtime, deps.timers, condition.screenStableMs, undefined)
+  }
+  if (condition.listening !== undefined) {
+    return awaitListening(
+      deps.inspector,
+      runtime.terminal.shellPid,
+      condition.listening,
+      listenersBefore,
+      (ms) => runtime.activity.changeOrSleep(runtime.activity.version, ms)
+    )
   }
   if (since === undefined) return awaitMatch(runtime, begun.watch.output!)
   const fromStart = since === begun.capture
@@ -84,6 +95,8 @@ export const startBackground = (
     Effect.gen(function*() {
       const { inspector, tasks } = deps
       const written = yield* Deferred.make<Begun>()
+      /** What listened before the write: a `listening` look leaves it out. */
+      const listenersBefore = yield* listenersNow(inspector, runtime.terminal.shellPid)
       /** The write, once it happened (the task exists before it). */
       const sent: { begun: Begun | undefined } = { begun: undefined }
       let waiting = false
@@ -131,7 +144,15 @@ export const startBackground = (
           Effect.flatMap(Deferred.await(written), (begun) => {
             const own = !looked && begun.watch.output !== undefined && condition === request.waitFor
             return Effect.raceFirst(
-              awaitOutputSince(deps, runtime, request, begun, own ? undefined : look ?? begun.capture, condition),
+              awaitOutputSince(
+                deps,
+                runtime,
+                request,
+                begun,
+                own ? undefined : look ?? begun.capture,
+                condition,
+                listenersBefore
+              ),
               waitingForInput(() => waiting, onWaitingInput)
             )
           }),

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import type { SendRequest } from "../Session.js"
 import * as Input from "./input.js"
+import { listenersNow } from "./listeningTier.js"
 import { openWatch } from "./matchTier.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
@@ -17,6 +18,15 @@ import type { CancelSignal } from "./wake.js"
 /** Fails as an interruption once the send is cancelled (raced against a wait that is not a listener). */
 const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRight(cancel.await, Effect.interrupt)
 
+/**
+ * What a send delivers instead of input (a signal to the foreground group), and the kind of input the race
+ * judges it as.
+ */
+export interface Delivery {
+  readonly effect: Effect.Effect<void>
+  readonly kind: Input.InputKind
+}
+
 /** Probe, open the capture at the cursor, write: what both a foreground and a background send start with. */
 export const begin = (
   deps: Deps,
@@ -25,22 +35,29 @@ export const begin = (
   input: string,
   timeoutMs: number,
   interruptible: Restore = identity,
-  cancel?: CancelSignal
+  cancel?: CancelSignal,
+  delivery?: Delivery
 ) =>
   // Combinators rather than a generator: this runs once per send (a generator and its yields cost more here
   // than the rest of the function's work).
   Effect.suspend(() => {
-    const kind = Input.classify(runtime.type, runtime.shell, input)
-    // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
-    // the group's read counters from just before the write.
-    if (!deps.inspector.exact || kind._tag === "Line") {
-      return write(deps, runtime, request, input, timeoutMs, kind, undefined, cancel)
+    const kind = delivery?.kind ?? Input.classify(runtime.type, runtime.shell, input)
+    const go = (listeners: ReadonlySet<string> | undefined) => {
+      // A line for a shell at its prompt is proven consumed by the shell's own marker; anything else needs
+      // the group's read counters from just before the write.
+      if (!deps.inspector.exact || kind._tag === "Line") {
+        return write(deps, runtime, request, input, timeoutMs, kind, undefined, cancel, listeners, delivery)
+      }
+      const probe = deps.inspector.probe(runtime.terminal)
+      return Effect.flatMap(
+        interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel))),
+        (before) => write(deps, runtime, request, input, timeoutMs, kind, before, cancel, listeners, delivery)
+      )
     }
-    const probe = deps.inspector.probe(runtime.terminal)
-    return Effect.flatMap(
-      interruptible(cancel === undefined ? probe : Effect.raceFirst(probe, cancelled(cancel))),
-      (before) => write(deps, runtime, request, input, timeoutMs, kind, before, cancel)
-    )
+    // a `listening` wait leaves out what listened before the write
+    return request.waitFor?.listening === undefined
+      ? go(undefined)
+      : Effect.flatMap(listenersNow(deps.inspector, runtime.terminal.shellPid), go)
   })
 
 const write = (
@@ -51,7 +68,9 @@ const write = (
   timeoutMs: number,
   kind: Input.InputKind,
   before: Watch["before"],
-  cancel: CancelSignal | undefined
+  cancel: CancelSignal | undefined,
+  listenersBefore: ReadonlySet<string> | undefined,
+  delivery: Delivery | undefined
 ) => {
   // A cancel that won before the write: nothing is written, the send ends interrupted.
   if (cancel?.cancelled === true) return Effect.interrupt
@@ -63,7 +82,7 @@ const write = (
   const bytesAtWrite = runtime.activity.bytes
   const started = timers.now()
   return Effect.map(
-    runtime.process.write(input).pipe(Effect.onError(() =>
+    (delivery?.effect ?? runtime.process.write(input)).pipe(Effect.onError(() =>
       Effect.sync(() => {
         runtime.emulator.finish(capture)
         if (output !== undefined) runtime.emulator.unwatch(output)
@@ -82,12 +101,14 @@ const write = (
         timeoutMs,
         idleMs: request.idleMs,
         before,
-        written: Utf8.byteLength(input),
+        written: delivery === undefined ? Utf8.byteLength(input) : 0,
         bytesAtWrite,
         capture,
         waitFor: request.waitFor,
         output,
-        cancel
+        cancel,
+        listenersBefore,
+        signalled: delivery !== undefined
       }
       return { watch, capture, baseline, started }
     }

@@ -38,6 +38,16 @@ export const bounds = {
 const controlCharacter = /[\p{Cc}]/u
 
 /**
+ * The room a program's output gets in a result of `maxResultBytes`: the rest is kept for the facts a
+ * transport puts before it (`[wait: prompt] [exit: 0] …`, `[exec: exited] …`), so the output's own cut (its
+ * head and tail, the middle counted) is the only one.
+ *
+ * @since 0.4.0
+ */
+export const outputRoom = (maxResultBytes: number): number =>
+  maxResultBytes - (maxResultBytes < 4096 ? 0 : Math.min(512, Math.floor(maxResultBytes / 8)))
+
+/**
  * An integer in `[min, max]`; the failure says the range, never the value given.
  *
  * @since 0.2.0

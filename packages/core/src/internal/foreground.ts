@@ -7,11 +7,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type { SendRequest, SendResult } from "../Session.js"
-import { begin } from "./begin.js"
+import { begin, type Delivery } from "./begin.js"
 import * as Input from "./input.js"
 import { interruptForeground } from "./interrupt.js"
 import { settle } from "./readiness.js"
-import { endOf, type Outcome, outputOf, resultOf, textOf } from "./results.js"
+import { endOf, type Outcome, outputOf, resultOf, textOf, withForeground } from "./results.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
 import type { Watch } from "./settled.js"
@@ -67,11 +67,12 @@ export const runSend = (
   request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor" | "idleMs" | "timeoutMs">,
   input: string,
   send: ActiveSend,
-  restore: Restore
+  restore: Restore,
+  delivery?: Delivery
 ) =>
   // Combinators rather than a generator, as in `begin`: this runs once per send.
   Effect.flatMap(
-    begin(deps, runtime, request, input, request.timeoutMs ?? deps.config.timeoutMs, restore, send.cancel),
+    begin(deps, runtime, request, input, request.timeoutMs ?? deps.config.timeoutMs, restore, send.cancel, delivery),
     ({ baseline, capture, started, watch }) => {
       send.progress.written = true
       const unwatch = () => {
@@ -114,7 +115,9 @@ export const runSend = (
         if (outcome === undefined) return stop().pipe(Effect.zipRight(Effect.interrupt))
         const captured = runtime.emulator.finish(capture, endOf(runtime, outcome))
         const text = textOf(outcome, withoutPadding(runtime, outcome, outputOf(runtime, request, captured, baseline)))
-        return Effect.succeed(
+        return withForeground(
+          deps.inspector,
+          runtime,
           resultOf(deps.config, runtime, outcome, text, captured.truncated, deps.timers.now() - started)
         )
       })

@@ -1,13 +1,15 @@
 /**
  * The `matched` tier: the output since the send began shows what `waitFor` asked for — a text, a regular
  * expression (the watch over the emulator's rows: `OutputWatch`, fed once per row that scrolls off, the
- * screen's rows looked at again on each change), or a screen that stopped changing. Woken by output, never
- * polling.
+ * screen's rows looked at again on each change), or a screen that stopped changing: woken by output, never
+ * polling. Or a process of the session listens on a socket (`listeningTier.ts`: `/proc`, looked at every
+ * 100 ms and on output).
  */
 import { type Emulator, Matcher, type OutputWatch } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import type { Match, SendRequest, WaitFor } from "../Session.js"
 import { type InputKind, promptComesNext } from "./input.js"
+import { awaitListening } from "./listeningTier.js"
 import type { SessionRuntime } from "./session.js"
 import type { Decisive, Watch } from "./settled.js"
 import { commandStart } from "./shellState.js"
@@ -94,6 +96,19 @@ export const matchTier = (watch: Watch, waitFor: WaitFor): Effect.Effect<Decisiv
   if (waitFor.screenStableMs !== undefined) {
     const hold = watch.output === undefined && holdsForCommandStart(watch) ? { baseline: watch.baseline } : undefined
     return Effect.map(awaitStableScreen(session, watch.timers, waitFor.screenStableMs, hold), settled)
+  }
+  if (waitFor.listening !== undefined) {
+    const pause = (ms: number) => session.activity.changeOrSleep(session.activity.version, ms)
+    return Effect.map(
+      awaitListening(
+        watch.inspector,
+        session.terminal.shellPid,
+        waitFor.listening,
+        watch.listenersBefore ?? new Set(),
+        pause
+      ),
+      settled
+    )
   }
   return undefined
 }

@@ -3,8 +3,12 @@
  * tail), the notes the model reads, the screen while a full-screen program holds the terminal.
  */
 import { Capture, type Emulator, Utf8 } from "@agent-terminal/terminal"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ProcessInspector } from "../ProcessInspector.js"
 import { type HumanNote, humanNoteText, type SendRequest, type SendResult } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
+import { outputRoom } from "./bounds.js"
 import { stripEcho } from "./input.js"
 import { statusOf } from "./session.js"
 import type { SessionRuntime } from "./session.js"
@@ -25,7 +29,10 @@ const continuationNote = "[the shell waits for the rest of this command at its c
   "rest, or keys [\"C-c\"] to drop it]"
 
 /** The output of a send whose program holds the screen and printed nothing before it. */
-const fullScreenNote = "[a full-screen program holds the terminal: see screen]"
+export const fullScreenNote = "[a full-screen program holds the terminal: see screen]"
+
+/** The same, for a step of a batch whose screen is not in the result (only the last step's is). */
+export const fullScreenStepNote = "[a full-screen program held the terminal]"
 
 const decisiveOf = (outcome: Outcome): Decisive => outcome._tag === "Abandoned" ? outcome.after : outcome
 
@@ -73,9 +80,6 @@ export const textOf = (outcome: Outcome, output: string): string => {
   }
 }
 
-/** Room kept in a send's output for the facts a transport puts before it (`[wait: prompt] [exit: 0] …`). */
-const factsRoom = (maxBytes: number): number => maxBytes < 4096 ? 0 : Math.min(512, Math.floor(maxBytes / 8))
-
 /** Room for the read hint in the omission line. */
 const HINT_ROOM = 128
 
@@ -108,7 +112,7 @@ const readHint = (runtime: SessionRuntime, text: string, omittedLines: number): 
  * naming the `terminal_read` call that shows the middle.
  */
 export const fitOutput = (runtime: SessionRuntime, text: string, maxBytes: number): Utf8.HeadTail => {
-  const room = maxBytes - factsRoom(maxBytes)
+  const room = outputRoom(maxBytes)
   const whole = Capture.fit(text, room)
   if (!whole.truncated) return whole
   if (room < 4 * HINT_ROOM) return whole
@@ -155,6 +159,27 @@ export const resultOf = (
     elapsedMs,
     ...(human !== undefined ? { human: human.note } : {})
   }
+}
+
+/**
+ * A result that ended by `timeout` or `inferred_idle`, with what the foreground program is doing (`/proc`):
+ * sleeping, blocked reading a pipe or a socket, waiting for a child, running — so the model can choose
+ * between waiting longer, signalling and reading. Other results are returned as they are.
+ */
+export const withForeground = (
+  inspector: ProcessInspector["Type"],
+  runtime: SessionRuntime,
+  result: SendResult
+): Effect.Effect<SendResult> => {
+  const activity = inspector.activity
+  if (activity === undefined || (result.waitReason !== "timeout" && result.waitReason !== "inferred_idle")) {
+    return Effect.succeed(result)
+  }
+  if (runtime.exit !== undefined) return Effect.succeed(result)
+  return Effect.map(
+    activity(runtime.terminal),
+    Option.match({ onNone: () => result, onSome: (foreground) => ({ ...result, foreground }) })
+  )
 }
 
 /**

@@ -6,14 +6,18 @@
 import { Capture } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { HumanInControl, InvalidInput, LimitReached, SendActive, SessionExited } from "../Errors.js"
+import type { HumanInControl, LimitReached, SendActive, SessionExited, SignalRefused } from "../Errors.js"
+import { InvalidInput } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
-import type { SendRequest, SendResult, WaitReason } from "../Session.js"
+import type { SendRequest, SendResult, SignalName, WaitReason } from "../Session.js"
 import { startBackground } from "./background.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
+import { unsupported } from "./listeningTier.js"
+import { withForeground } from "./results.js"
 import { exitedError, type SessionRuntime, statusOf } from "./session.js"
 import { type Deps, lookup } from "./sessions.js"
+import { signalTarget } from "./signalTarget.js"
 import { exclusive } from "./slot.js"
 import { checkSteps, runSteps } from "./steps.js"
 
@@ -49,7 +53,7 @@ const firstReturn = (
       : view.status === "running"
       ? "timeout"
       : "background"
-    return {
+    return yield* withForeground(deps.inspector, runtime, {
       output: cut.text,
       waitReason,
       sessionStatus: statusOf(runtime),
@@ -57,8 +61,45 @@ const firstReturn = (
       taskId,
       ...(view.match !== undefined ? { match: view.match } : {}),
       elapsedMs: view.elapsedMs
-    }
+    })
   })
+
+/** The fields a send of a signal cannot have: it sends no input, in the foreground. */
+const notWithSignal = ["text", "keys", "paste", "submit", "steps", "background"] as const
+
+/**
+ * A send of a signal: in the session's slot, the signal goes to the foreground group (resolved now, as
+ * `PtyService.signal` does) in place of the write, and the wait is a send's: the interrupted command's
+ * prompt and exit status, a REPL back at its prompt, or what the program is doing when it does not come back.
+ */
+const sendSignal = (deps: Deps, runtime: SessionRuntime, request: SendRequest & { readonly signal: SignalName }) => {
+  const clash = notWithSignal.find((field) => request[field] !== undefined)
+  if (clash !== undefined) {
+    return Effect.fail(
+      new InvalidInput({ field: clash, reason: "cannot be given with signal (a signal is sent instead of input)" })
+    )
+  }
+  return exclusive(
+    runtime.id,
+    runtime.slot,
+    (active, restore) =>
+      Effect.flatMap(signalTarget(deps, runtime, request.signal), (targetPgid) => {
+        let delivered = false
+        const kind = runtime.type !== "shell"
+          ? Input.InputKind.Command
+          : runtime.shell.state === "running"
+          ? Input.InputKind.OtherWhileRunning
+          : Input.InputKind.Other
+        const effect = Effect.map(runtime.process.signalGroup(targetPgid, request.signal), (done) => {
+          delivered = done
+        })
+        return Effect.map(
+          runSend(deps, runtime, request, "", active, restore, { effect, kind }),
+          (result): SendResult => ({ ...result, signalled: { signal: request.signal, targetPgid, delivered } })
+        )
+      })
+  )
+}
 
 /**
  * A send, untraced (`tracing.ts` adds the span when someone would see it). Combinators rather than a
@@ -67,11 +108,16 @@ const firstReturn = (
 export const send = (deps: Deps) => (owner: OwnerId, id: SessionId, request: SendRequest) =>
   Effect.flatMap(lookup(deps, owner, id), (runtime): Effect.Effect<
     SendResult,
-    SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl
+    SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl | SignalRefused
   > => {
     if (runtime.exit !== undefined) return Effect.fail(exitedError(runtime))
     const humanInControl = runtime.control.refusal(id)
     if (humanInControl !== undefined) return Effect.fail(humanInControl)
+    const cannotTell = unsupported(deps.inspector, request.waitFor) ??
+      request.steps?.map((step, i) => unsupported(deps.inspector, step.waitFor, `steps.${i}.waitFor`))
+        .find((refused) => refused !== undefined)
+    if (cannotTell !== undefined) return Effect.fail(cannotTell)
+    if (request.signal !== undefined) return sendSignal(deps, runtime, request as SendRequest & { signal: SignalName })
     if (request.steps !== undefined) {
       const refused = checkSteps(request, request.steps, runtime)
       if (refused !== undefined) return Effect.fail(refused)

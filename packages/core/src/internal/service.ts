@@ -13,7 +13,7 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Audit from "../Audit.js"
 import * as EnvPolicy from "../EnvPolicy.js"
-import { InvalidInput, SignalRefused } from "../Errors.js"
+import { InvalidInput } from "../Errors.js"
 import type { OwnerId, SessionId } from "../Ids.js"
 import type { Oversight } from "../Oversight.js"
 import { ProcessInspector } from "../ProcessInspector.js"
@@ -31,6 +31,7 @@ import * as OversightService from "./oversight.js"
 import { send } from "./send.js"
 import { exitedError, infoOf, statusOf } from "./session.js"
 import { type Deps, lookup, makeSessions, policyOf } from "./sessions.js"
+import { signalTarget } from "./signalTarget.js"
 import { tracedWhenSeen } from "./tracing.js"
 import { makeTimers } from "./wake.js"
 
@@ -66,8 +67,8 @@ const read = (deps: Deps) =>
       maxBytes: deps.config.maxReadBytes
     })
     if (Either.isLeft(page)) return yield* new InvalidInput({ field: page.left.field, reason: page.left.reason })
-    const { lineBegin, lineEnd, text, totalLines, truncated } = page.right
-    return { text, totalLines, lineBegin, lineEnd, truncated }
+    const { firstLine, lineBegin, lineEnd, text, totalLines, truncated } = page.right
+    return { text, totalLines, lineBegin, lineEnd, truncated, firstLine }
   })
 
 const signal = (deps: Deps) =>
@@ -76,23 +77,9 @@ const signal = (deps: Deps) =>
     if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const humanInControl = runtime.control.refusal(id)
     if (humanInControl !== undefined) return yield* humanInControl
-    const group = yield* deps.inspector.foregroundGroup(runtime.terminal)
-    if (Option.isNone(group)) {
-      return yield* new SignalRefused({
-        sessionId: id,
-        signal: name,
-        reason: "the terminal's foreground process group cannot be resolved here; no pid is guessed"
-      })
-    }
-    if (name === "SIGKILL" && group.value === runtime.process.pid) {
-      return yield* new SignalRefused({
-        sessionId: id,
-        signal: name,
-        reason: "SIGKILL would kill the session's shell itself; close the session instead (terminal_close)"
-      })
-    }
-    const delivered = yield* runtime.process.signalGroup(group.value, name)
-    return { delivered, targetPgid: group.value }
+    const group = yield* signalTarget(deps, runtime, name)
+    const delivered = yield* runtime.process.signalGroup(group, name)
+    return { delivered, targetPgid: group }
   })
 
 /** The owner's listed sessions, with the shell's working directory now where the inspector can tell. */

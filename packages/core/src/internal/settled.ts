@@ -77,6 +77,10 @@ export interface Watch {
   readonly output?: OutputWatch.OutputWatch | undefined
   /** A cancel of the send ends the wait (`Cancelled`). */
   readonly cancel?: CancelSignal | undefined
+  /** A signal was sent instead of input (`signal_handled` is evidence for the `stdin_read` tier). */
+  readonly signalled?: boolean | undefined
+  /** For a `listening` wait: the sockets that were listening before the write (they do not count). */
+  readonly listenersBefore?: ReadonlySet<string> | undefined
 }
 
 /** A wait that decides something on its own; the race runs several and takes the first. */

@@ -98,6 +98,9 @@ export const stdinTier = (watch: Watch, options: { readonly probeAtOnce?: boolea
       if (watch.kind._tag === "Line" && commandStart(session.shell.since(watch.baseline)) !== undefined) {
         evidence = StdinEvidence.witness(evidence, "line_taken")
       }
+      if (watch.signalled === true && session.activity.bytes > watch.bytesAtWrite) {
+        evidence = StdinEvidence.witness(evidence, "signal_handled")
+      }
       const step = StdinEvidence.step(evidence, probe)
       evidence = step.state
       if (step.ready && probe._tag === "Snapshot" && !shellAtPrompt(watch, probe.pgid)) {

@@ -11,6 +11,7 @@ import { InvalidInput } from "../Errors.js"
 import type { SendRequest, SendResult, Step, StepResult, WaitReason } from "../Session.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
+import { fullScreenNote, fullScreenStepNote } from "./results.js"
 import type { SessionRuntime } from "./session.js"
 import type { Deps } from "./sessions.js"
 import { exclusive } from "./slot.js"
@@ -41,9 +42,12 @@ export const checkSteps = (
   return undefined
 }
 
-/** A step's part of the result. */
-const stepOf = (result: SendResult): StepResult => ({
-  output: result.output,
+/**
+ * A step's part of the result. Only the last step's screen is in the result: an earlier step's output says
+ * a full-screen program held the terminal, without pointing at a screen that is not there.
+ */
+const stepOf = (result: SendResult, last: boolean): StepResult => ({
+  output: !last && result.output === fullScreenNote ? fullScreenStepNote : result.output,
   waitReason: result.waitReason,
   ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
   ...(result.match !== undefined ? { match: result.match } : {}),
@@ -94,7 +98,10 @@ export const runSteps = (deps: Deps, runtime: SessionRuntime, request: SendReque
         }
       }
       const last = results[results.length - 1]!
-      const shared = shareBudget(results.map(stepOf), deps.config.maxResultBytes)
+      const shared = shareBudget(
+        results.map((result, index) => stepOf(result, index === results.length - 1)),
+        deps.config.maxResultBytes
+      )
       return {
         ...last,
         output: shared[shared.length - 1]!.output,

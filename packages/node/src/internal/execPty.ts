@@ -5,7 +5,7 @@
  * process inspector tells whether it waits reading the terminal.
  */
 import { Errors, type Exec, type ProcessInspector, type PtyBackend } from "@agent-terminal/core"
-import { Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
+import { Capture, Emulator, Keys, Paste, Utf8 } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -36,7 +36,8 @@ const emulatorTranscript = (emulator: Emulator.Emulator, budget: number): Transc
   let seenLine = ""
   let disposed = false
   const bounded = (captured: Emulator.Captured) => {
-    const cut = Utf8.headTail(captured.text, budget)
+    // the capture's own omission line (the middle of a long run) absorbs this cut: one line counts it all
+    const cut = Capture.fit(captured.text, budget)
     return { text: cut.text, truncated: captured.truncated || cut.truncated }
   }
   return {

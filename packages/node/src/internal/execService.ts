@@ -197,13 +197,13 @@ export const make: Effect.Effect<
           label,
           graceMs: config.disposeGraceMs,
           limits: confinedRequest.limits,
-          budget: config.maxResultBytes,
+          budget: Session.outputRoom(config.maxResultBytes),
           maxLines: config.scrollbackLines,
           maxBytes: config.scrollbackMaxBytes
         }).pipe(Effect.provide(containment))
       }
       return yield* spawnPty(backend, inspector, confinedRequest, confinement.attach, {
-        budget: config.maxResultBytes,
+        budget: Session.outputRoom(config.maxResultBytes),
         scrollbackLines: config.scrollbackLines,
         scrollbackMaxBytes: config.scrollbackMaxBytes,
         cols: config.cols,
@@ -318,6 +318,12 @@ export const make: Effect.Effect<
         reason: "goes with background: true (a foreground run returns at its end or after yieldMs)"
       })
     }
+    if (request.waitFor?.listening !== undefined && inspector.listening === undefined) {
+      return yield* new Errors.InvalidInput({
+        field: "waitFor.listening",
+        reason: "cannot be told on this platform (it reads /proc: Linux only); wait for a text or regex instead"
+      })
+    }
     if (request.spawn._tag === "pty") yield* checkSize("command", request.spawn.command)
     if (request.spawn._tag === "child" && request.spawn.argv.length === 0) {
       return yield* new Errors.InvalidInput({ field: "argv", reason: "is empty" })
@@ -332,7 +338,7 @@ export const make: Effect.Effect<
         request.background === true
           ? request.waitFor === undefined
             ? Effect.succeed(viewOf(run, { text: "", truncated: false }, true))
-            : restore(firstReturn(run, request.waitFor, request.yieldMs ?? config.execYieldMs)).pipe(
+            : restore(firstReturn(run, request.waitFor, request.yieldMs ?? config.execYieldMs, inspector)).pipe(
               Effect.onInterrupt(() => discard(owner, run))
             )
           : restore(foreground(owner, request, run)).pipe(Effect.onInterrupt(() => discard(owner, run))))

@@ -2,9 +2,10 @@
  * A background run's first return with `waitFor` (`exec` with `background: true`): the output so far once
  * it shows the pattern (`match`; the run goes on), the run waits for input, it ends, or the yield window
  * passes — whichever comes first. The run's own transcript searches its output as it arrives
- * (`Transcript.watch`); `screenStableMs` is the output unchanged for that long.
+ * (`Transcript.watch`); `screenStableMs` is the output unchanged for that long; `listening` is a process of
+ * the run listening on that port (or any socket), from `/proc` (`ProcessInspector.listening`).
  */
-import type { Exec, Session } from "@agent-terminal/core"
+import type { Exec, ProcessInspector, Session } from "@agent-terminal/core"
 import { Matcher } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -20,23 +21,58 @@ const matchOf = (found: Matcher.Match): Session.Match => ({
     : {})
 })
 
+/** How often a `listening` wait looks at the run's sockets while nothing is printed. */
+const LISTENING_POLL_MS = 100
+
 /** Wait as described above for at most `yieldMs`, then the run's view (with `match` when found). */
-export const firstReturn = (run: Run, waitFor: Session.WaitFor, yieldMs: number): Effect.Effect<Exec.ExecResult> =>
+export const firstReturn = (
+  run: Run,
+  waitFor: Session.WaitFor,
+  yieldMs: number,
+  inspector: ProcessInspector.ProcessInspector["Type"]
+): Effect.Effect<Exec.ExecResult> =>
   Effect.acquireUseRelease(
     Effect.sync(() =>
-      waitFor.screenStableMs !== undefined ? undefined : run.started.transcript.watch(Matcher.pattern(
-        waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
-      ))
+      waitFor.screenStableMs !== undefined || waitFor.listening !== undefined
+        ? undefined
+        : run.started.transcript.watch(Matcher.pattern(
+          waitFor.text !== undefined ? { text: waitFor.text } : { regex: waitFor.regex!, flags: waitFor.flags }
+        ))
     ),
-    (search) => waitWith(run, search, waitFor.screenStableMs, Date.now() + yieldMs),
+    (search) =>
+      waitWith(run, search, waitFor.screenStableMs, Date.now() + yieldMs, {
+        wanted: waitFor.listening,
+        inspector
+      }),
     (search) => Effect.sync(() => search?.close())
   )
+
+/** A listener a `listening` wait asks for, among the run's (a fresh tree: any of them is new). */
+const listenerFound = (
+  run: Run,
+  listening: {
+    readonly wanted: true | number | undefined
+    readonly inspector: ProcessInspector.ProcessInspector["Type"]
+  }
+): Effect.Effect<Session.Listener | undefined> => {
+  const { inspector, wanted } = listening
+  if (wanted === undefined || inspector.listening === undefined) return Effect.succeed(undefined)
+  return Effect.map(
+    inspector.listening(run.started.pid),
+    (listeners) =>
+      listeners.find((listener) => wanted === true || (listener.protocol !== "unix" && listener.port === wanted))
+  )
+}
 
 const waitWith = (
   run: Run,
   search: OutputSearch | undefined,
   stableMs: number | undefined,
-  deadline: number
+  deadline: number,
+  listening: {
+    readonly wanted: true | number | undefined
+    readonly inspector: ProcessInspector.ProcessInspector["Type"]
+  }
 ): Effect.Effect<Exec.ExecResult> =>
   Effect.gen(function*() {
     let match: Session.Match | undefined
@@ -53,12 +89,19 @@ const waitWith = (
         match = { text: "" }
         break
       }
+      const listener = yield* listenerFound(run, listening)
+      if (listener !== undefined) {
+        match = { text: "", listening: listener }
+        break
+      }
       const remaining = deadline - Date.now()
       if (remaining <= 0) break
-      yield* Effect.raceFirst(
-        Deferred.await(changed),
-        Effect.sleep(stableMs === undefined ? remaining : Math.min(remaining, stableMs))
-      )
+      const pause = listening.wanted !== undefined
+        ? Math.min(remaining, LISTENING_POLL_MS)
+        : stableMs === undefined
+        ? remaining
+        : Math.min(remaining, stableMs)
+      yield* Effect.raceFirst(Deferred.await(changed), Effect.sleep(pause))
       if (run.started.activity.version !== version) changedAt = Date.now()
     }
     if (run.outcome !== undefined && match === undefined) yield* Deferred.await(run.done)

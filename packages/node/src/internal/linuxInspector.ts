@@ -6,6 +6,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { foregroundGroup, inspect, processTable } from "./foregroundProbe.js"
+import { listening } from "./listening.js"
+import { foregroundActivity } from "./processActivity.js"
 import { descendants, toProcessInfo } from "./processTree.js"
 import type { ProcFs } from "./procFs.js"
 import type { Arch } from "./syscalls.js"
@@ -43,6 +45,16 @@ export const makeWith = (options: {
     cwd: (pid) =>
       Effect.sync(() => guarded(() => Option.none(), () => Option.some(fs.readlinkSync(`/proc/${pid}/cwd`)))),
     release: (terminal) => Effect.sync(() => procFs.unpin?.(terminal.shellPid)),
-    terminalModes: (terminal) => terminalModes(terminal.ttyPath)
+    terminalModes: (terminal) => terminalModes(terminal.ttyPath),
+    activity: (terminal) =>
+      Effect.sync(() =>
+        guarded(() => Option.none(), () => {
+          const pgid = foregroundGroup(procFs, terminal.shellPid)
+          return Option.fromNullable(
+            pgid === undefined ? undefined : foregroundActivity(procFs, arch, terminal.shellPid, pgid)
+          )
+        })
+      ),
+    listening: (rootPid) => Effect.sync(() => guarded(() => [], () => listening(procFs, rootPid)))
   })
 }

@@ -30,6 +30,8 @@ export interface ProcFs {
   readonly statFd: (pid: number, fd: number) => ProcResult<FileId>
   /** `stat` of an absolute path outside `/proc` (the pty slave). */
   readonly statPath: (path: string) => ProcResult<FileId>
+  /** Where a `/proc` link points (`123/fd/4` → `socket:[5678]`); optional: absent, nothing is resolved. */
+  readonly readLink?: ((path: string) => ProcResult<string>) | undefined
   /** Bytes of the process's memory (`/proc/<pid>/mem`); a short read is an `EIO`. */
   readonly readMemory: (pid: number, address: bigint, length: number) => ProcResult<Uint8Array>
   /**
@@ -159,9 +161,18 @@ export const makeProcFs = (root = "/proc"): ProcFs => {
     }
   }
 
+  const readLink = (path: string): ProcResult<string> => {
+    try {
+      return fs.readlinkSync(`${root}/${path}`)
+    } catch (cause) {
+      return procError(cause)
+    }
+  }
+
   return {
     readPinnedStat,
     unpin,
+    readLink,
     readText,
     list,
     statFd: (pid, fd) => statPath(`${root}/${pid}/fd/${fd}`),

@@ -9,7 +9,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Mailbox from "effect/Mailbox"
-import * as ToolRequests from "./toolRequests.js"
 
 /** Hand a message to a session's `McpServer`; its responses, none for a notification. */
 export type Forward = (
@@ -59,7 +58,7 @@ export const sessionProtocol = Effect.gen(function*() {
         disconnects,
         send: (clientId, response) =>
           Effect.sync(() => {
-            clients.get(clientId)?.responses.push(ToolRequests.bounded(response))
+            clients.get(clientId)?.responses.push(response)
           }),
         end: (clientId) =>
           Effect.suspend(() => {
