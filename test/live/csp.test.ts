@@ -61,16 +61,22 @@ describe.skipIf(!hasChromium || !built)(
         text: "printf '\\033[31mRED16\\033[0m \\033[38;5;208mORANGE256\\033[0m \\033[38;2;10;200;30mGREEN24\\033[0m\\n'"
       })
       await waitForText(page, "GREEN24")
-      const colours = await page.evaluate(() => {
-        const doc = (globalThis as any).document
-        const colourOf = (text: string) => {
-          for (const span of doc.querySelectorAll("#terminal .xterm-rows span")) {
-            if (span.textContent === text) return (globalThis as any).getComputedStyle(span).color as string
+      // the buffer has the text before the DOM renderer draws it (on an animation frame): wait for the spans
+      const colours = await (await page.waitForFunction(
+        () => {
+          const doc = (globalThis as any).document
+          const colourOf = (text: string) => {
+            for (const span of doc.querySelectorAll("#terminal .xterm-rows span")) {
+              if (span.textContent === text) return (globalThis as any).getComputedStyle(span).color as string
+            }
+            return undefined
           }
-          return "not found"
-        }
-        return { red: colourOf("RED16"), orange: colourOf("ORANGE256"), green: colourOf("GREEN24") }
-      })
+          const found = { red: colourOf("RED16"), orange: colourOf("ORANGE256"), green: colourOf("GREEN24") }
+          return Object.values(found).every((colour) => colour !== undefined) ? found : undefined
+        },
+        undefined,
+        { timeout: 15_000 }
+      )).jsonValue()
       // xterm 6's default theme: red #cc0000 (its style element); colour 208 of the 256 is #ff8700 (same); the
       // 24-bit one as given (the cell's own style)
       expect(colours).toEqual({ red: "rgb(204, 0, 0)", orange: "rgb(255, 135, 0)", green: "rgb(10, 200, 30)" })

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { attemptLog } from "../support/attempts.js"
 import { connectHttp, type HttpServer, startHttpServer, stopHttpServer } from "../support/http.js"
-import { structured } from "../support/mcp.js"
+import { bodyOf, structured } from "../support/mcp.js"
 
 const record = attemptLog("redos")
 let server: HttpServer
@@ -27,8 +27,11 @@ afterAll(async () => {
 const owner = async () => {
   const { client } = await connectHttp(server)
   clients.push(client)
-  const call = async (name: string, args: Record<string, unknown>, timeout = 60_000) =>
-    structured(await client.callTool({ name, arguments: args }, undefined, { timeout }))
+  // the facts from structuredContent, the output from the text (sent once, there)
+  const call = async (name: string, args: Record<string, unknown>, timeout = 60_000) => {
+    const result = await client.callTool({ name, arguments: args }, undefined, { timeout })
+    return { ...structured(result), output: bodyOf(result) } as Record<string, any>
+  }
   const { sessionId } = await call("terminal_open", {})
   return { call, sessionId: sessionId as string }
 }

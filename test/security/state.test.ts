@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { built, makeHome, startDaemon } from "../daemon/support.js"
 import { attemptLog } from "../support/attempts.js"
 import { connectHttp, type HttpServer, startHttpServer, stopHttpServer } from "../support/http.js"
-import { cliBin, structured } from "../support/mcp.js"
+import { bodyOf, cliBin, structured } from "../support/mcp.js"
 import { makeWorkspace } from "./support.js"
 
 const record = attemptLog("state")
@@ -64,7 +64,8 @@ const withServer = async <A>(
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => {
   const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })
-  return { ...structured(result), isError: result.isError === true } as Record<string, any>
+  // the facts from structuredContent, the output from the text (sent once, there)
+  return { ...structured(result), output: bodyOf(result), isError: result.isError === true } as Record<string, any>
 }
 
 describe.runIf(built)("the server's disk, descriptors and state directory", () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { attemptLog } from "../support/attempts.js"
 import { connectHttp, type HttpServer, rawRequest, rssBytes, startHttpServer, stopHttpServer } from "../support/http.js"
-import { structured } from "../support/mcp.js"
+import { bodyOf, structured } from "../support/mcp.js"
 import * as Ws from "../support/ws.js"
 
 const record = attemptLog("websocket")
@@ -18,8 +18,11 @@ let agent: Client
 let sessionId: string
 const sockets: Array<Ws.RawSocket> = []
 
-const call = async (name: string, args: Record<string, unknown> = {}) =>
-  structured(await agent.callTool({ name, arguments: args }, undefined, { timeout: 30_000 }))
+// the facts from structuredContent, the output (or a page's text) from the text (sent once, there)
+const call = async (name: string, args: Record<string, unknown> = {}) => {
+  const result = await agent.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })
+  return { ...structured(result), output: bodyOf(result), text: bodyOf(result) } as Record<string, any>
+}
 
 beforeAll(async () => {
   server = await startHttpServer()
