@@ -21,7 +21,7 @@ import * as Proc from "./Proc.js"
 import * as Stats from "./Stats.js"
 
 const group = "mcp"
-const cliBin = fileURLToPath(new URL("../bin.js", import.meta.url))
+const cliBin = fileURLToPath(new URL("./bin.js", import.meta.url))
 const sdkServer = fileURLToPath(new URL("./SdkNoopServer.js", import.meta.url))
 
 interface Connection {
