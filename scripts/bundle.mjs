@@ -17,16 +17,22 @@ import { fileURLToPath } from "node:url"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const cli = path.join(root, "apps/cli")
 
-/** Entry points: the binary, and every script the bench forks (`Forked.fork("./X.js")`, beside the binary). */
-export const entryPoints = {
-  bin: "src/bin.ts",
+/** The binary. */
+export const entryPoints = { bin: "src/bin.ts" }
+
+/**
+ * Every script the bench forks (`Forked.fork("./X.js")`, beside the binary): a build of their own, so that
+ * they do not cut the binary's chunks finer.
+ */
+export const benchEntryPoints = {
   MemoryChild: "src/bench/MemoryChild.ts",
   InMemoryChild: "src/bench/InMemoryChild.ts",
-  SdkNoopServer: "src/bench/SdkNoopServer.ts",
   DaemonClient: "src/bench/DaemonClient.ts",
-  RpcFloor: "src/bench/RpcFloor.ts"
-  // ReaperHolder: "src/bench/ReaperHolder.ts",
-  // HelpFloor: "src/bench/HelpFloor.ts"
+  RpcFloor: "src/bench/RpcFloor.ts",
+  PtyHolder: "src/bench/PtyHolder.ts",
+  IdleChild: "src/bench/IdleChild.ts",
+  FloodChild: "src/bench/FloodChild.ts",
+  HelpFloor: "src/bench/HelpFloor.ts"
 }
 
 /** The native addons (and msgpackr's optional one): required from node_modules at run time. */
@@ -139,16 +145,14 @@ export const bundle = async (options = {}) => {
   const outdir = options.outdir ?? "dist"
   const dist = path.join(cli, outdir)
   fs.rmSync(dist, { recursive: true, force: true })
-  const result = await esbuild.build({
+  const common = {
     absWorkingDir: cli,
-    entryPoints,
     outdir,
     bundle: true,
     splitting: true,
     format: "esm",
     platform: "node",
     target: "node20",
-    chunkNames: "chunk-[hash]",
     external,
     plugins: [moduleUrl, barrelFree, noConfigFileParsers],
     // `require` for the CommonJS modules in the bundle (and the externals they require).
@@ -162,6 +166,24 @@ export const bundle = async (options = {}) => {
     sourcesContent: false,
     metafile: true,
     legalComments: "none",
+    logLevel: "warning"
+  }
+  const result = await esbuild.build({ ...common, entryPoints, chunkNames: "chunk-[hash]" })
+  await esbuild.build({ ...common, entryPoints: benchEntryPoints, chunkNames: "bench-[hash]" })
+  // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in dist/sdk:
+  // the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of its own).
+  await esbuild.build({
+    absWorkingDir: cli,
+    entryPoints: { SdkNoopServer: "src/bench/SdkNoopServer.ts" },
+    outdir: path.join(outdir, "sdk"),
+    bundle: true,
+    splitting: true,
+    packages: "external",
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: "linked",
+    sourcesContent: false,
     logLevel: "warning"
   })
   fs.chmodSync(path.join(dist, "bin.js"), 0o755)

@@ -12,6 +12,7 @@ import { daemon } from "./Daemon.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
+import { lean } from "./Lean.js"
 import { live } from "./Live.js"
 import { mcpPath } from "./McpPath.js"
 import { memory } from "./Memory.js"
@@ -41,7 +42,8 @@ export const groups: ReadonlyArray<Group> = [
   mcpPath,
   sandbox,
   daemon,
-  live
+  live,
+  lean
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */

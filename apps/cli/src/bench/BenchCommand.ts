@@ -21,7 +21,8 @@ export const groupNames: ReadonlyArray<string> = [
   "mcp",
   "sandbox",
   "daemon",
-  "live"
+  "live",
+  "lean"
 ]
 
 /** The `bench` subcommand. */

@@ -21,17 +21,30 @@ import * as Proc from "./Proc.js"
 import * as Stats from "./Stats.js"
 
 const group = "mcp"
-const cliBin = fileURLToPath(new URL("./bin.js", import.meta.url))
-const sdkServer = fileURLToPath(new URL("./SdkNoopServer.js", import.meta.url))
+/** The CLI beside the bench's chunks (`apps/cli/dist/bin.js`). */
+export const cliBin = fileURLToPath(new URL("./bin.js", import.meta.url))
 
-interface Connection {
+/** The official SDK's no-op server, unbundled (`dist/sdk`, see scripts/bundle.mjs). */
+export const sdkServer = fileURLToPath(new URL("./sdk/SdkNoopServer.js", import.meta.url))
+
+/** A client connected to a server process. */
+export interface Connection {
   readonly client: Client
   readonly pid: number
   readonly close: () => Promise<void>
 }
 
-const stdio = async (args: ReadonlyArray<string>): Promise<Connection> => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], stderr: "ignore" })
+/** A real MCP client (the official SDK's) over stdio to `node <args>`. */
+export const stdio = async (
+  args: ReadonlyArray<string>,
+  env?: Record<string, string>
+): Promise<Connection> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...args],
+    stderr: "ignore",
+    ...(env === undefined ? {} : { env })
+  })
   const client = new Client({ name: "agent-terminal-bench", version: "0.0.0" })
   await client.connect(transport)
   return { client, pid: transport.pid!, close: () => client.close() }
