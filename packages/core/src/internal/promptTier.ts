@@ -94,7 +94,12 @@ export const promptTier = (watch: Watch, progress: PromptProgress): Effect.Effec
         yield* session.activity.changeOrSleep(changed, watch.config.pollIntervalMs)
         continue
       }
-      yield* session.activity.change(changed)
+      // looked at again in each change's callback: while output streams, the fiber wakes only for a prompt
+      yield* session.activity.relevantChangeOrSleep(
+        changed,
+        Number.POSITIVE_INFINITY,
+        () => lookForPrompt(watch, progress)._tag !== "none"
+      )
     }
   })
 
