@@ -1,10 +1,14 @@
 /**
  * A clean process for the lean group's idle-session slope (forked with `--expose-gc`): the RSS after a GC with
- * 10 sessions open, each having run one command and back at its prompt, then with 100; the slope is what one
- * more idle session costs the server. `floor` does the same with raw node-pty bashes. Reported over IPC.
+ * 10 sessions open, each having run one command and then quiet (long enough for its emulator to let its
+ * xterm instance go: `Emulator.QUIET_MS`, twice), then with 100; the slope is what one more idle session costs
+ * the server. Both sides first open, use and close `WARMUP` sessions, as a server that has run for a while: in
+ * a young process V8 grows its heap for the first sessions' garbage (32 → 51 MiB here), which no session holds.
+ * `floor` does the same with raw node-pty bashes. Reported over IPC.
  */
 import { Ids, PtyService } from "@agent-terminal/core"
 import { NodeTerminal } from "@agent-terminal/node"
+import { Emulator } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import { RawTerminal } from "./RawPty.js"
 
@@ -16,22 +20,34 @@ export interface IdleReport {
   readonly heap: readonly [number, number]
 }
 
-const settle = async () => {
+const settle = async (quietMs = 0) => {
+  await new Promise((resolve) => setTimeout(resolve, quietMs))
   const gc = (globalThis as { gc?: () => void }).gc
   for (let i = 0; i < 3; i++) {
     gc?.()
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
-  return process.memoryUsage()
+  const usage = process.memoryUsage()
+  return usage
 }
 
 const counts = [10, 100] as const
+
+/** Sessions opened, used and closed before the first measure (both sides). */
+const WARMUP = 40
 
 /** 25 sessions per owner: an owner holds at most 32 by default. */
 const ownerOf = (i: number) => Ids.OwnerId.make(`bench-idle-${Math.floor(i / 25)}`)
 
 const ours = Effect.gen(function*() {
   const service = yield* PtyService.PtyService
+  // a server that has run for a while: sessions opened, used and closed first
+  for (let i = 0; i < WARMUP; i++) {
+    const opened = yield* service.open(ownerOf(0), {})
+    const id = Ids.SessionId.make(opened.sessionId)
+    yield* service.send(ownerOf(0), id, { text: "true" })
+    yield* service.close(ownerOf(0), id)
+  }
   const rss: Array<number> = []
   const heap: Array<number> = []
   let open = 0
@@ -40,7 +56,7 @@ const ours = Effect.gen(function*() {
       const opened = yield* service.open(ownerOf(open), {})
       yield* service.send(ownerOf(open), Ids.SessionId.make(opened.sessionId), { text: "true" })
     }
-    const usage = yield* Effect.promise(settle)
+    const usage = yield* Effect.promise(() => settle(2 * Emulator.QUIET_MS + 500))
     rss.push(usage.rss)
     heap.push(usage.heapUsed)
   }
@@ -48,6 +64,12 @@ const ours = Effect.gen(function*() {
 }).pipe(Effect.scoped, Effect.provide(NodeTerminal.layer({})))
 
 const floor = async (): Promise<IdleReport> => {
+  for (let i = 0; i < WARMUP; i++) {
+    const bash = RawTerminal.bash()
+    await bash.next()
+    await bash.roundTrip("true\r")
+    await bash.kill()
+  }
   const bashes: Array<RawTerminal> = []
   const rss: Array<number> = []
   const heap: Array<number> = []
@@ -58,7 +80,7 @@ const floor = async (): Promise<IdleReport> => {
       await bash.roundTrip("true\r")
       bashes.push(bash)
     }
-    const usage = await settle()
+    const usage = await settle(2 * Emulator.QUIET_MS + 500)
     rss.push(usage.rss)
     heap.push(usage.heapUsed)
   }

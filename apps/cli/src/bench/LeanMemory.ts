@@ -224,7 +224,8 @@ export const memory = (options: RunOptions) =>
         compared: [compare(idleSlope, idleFloor)],
         target: { text: "server RSS per idle session (slope from 10 to 100) ≤ 128 KiB", met: idleSlope <= 128 },
         notes: [
-          "PtyService in a fresh Node (IdleChild): sessions opened, each ran true; RSS after GC at 10 and 100 " +
+          "PtyService in a fresh Node (IdleChild): sessions opened, each ran true, then quiet for 2 × Emulator.QUIET_MS; " +
+          "RSS after GC at 10 and 100 " +
           `sessions: ${MiB(ourIdle.rss[0] / KiB)} → ${MiB(ourIdle.rss[1] / KiB)} MiB; heap ${
             MiB(ourIdle.heap[0] / KiB)
           } → ${MiB(ourIdle.heap[1] / KiB)} MiB`
