@@ -50,6 +50,9 @@ const daemon = Effect.promise(() => import("./Daemon.js"))
 /** MCP over Streamable HTTP (`--http`), with the live view and the audit's SQLite file. */
 const httpTransport = Effect.promise(() => import("./HttpTransport.js"))
 
+/** How long after the start the host check runs. */
+const HOST_CHECK_DELAY = "2 seconds"
+
 /** The host check, logged once at start (`agent-terminal doctor`'s findings). */
 const hostCheck = Effect.promise(() => import("./Doctor.js"))
 
@@ -297,21 +300,26 @@ export const run = (options: McpOptions & ClientOptions) =>
           `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
             SandboxPolicy.networkOf(sandbox.network)
         )
-      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr)
+      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr);
+      // started a moment after the server, out of the way of the client's first requests (it opens a shell and
+      // starts sandboxes of its own)
       const summary = Effect.fork(
-        Effect.zip(hostCheck, host).pipe(Effect.flatMap(([Doctor, { NodeDoctor }]) =>
-          Doctor.findings({
-            sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
-            network: sandbox === undefined ? Option.none() : Option.some(SandboxPolicy.networkOf(sandbox.network)),
-            networkTool: Option.fromNullable(sandbox?.networkTool),
-            http: given(options.http) !== undefined,
-            tokenFile: options.tokenFile
-          }).pipe(Effect.flatMap((checks) => {
-            const missing = NodeDoctor.missing(checks)
-            const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
-            return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
-          }))
-        ))
+        Effect.zip(hostCheck, host).pipe(
+          Effect.delay(HOST_CHECK_DELAY),
+          Effect.flatMap(([Doctor, { NodeDoctor }]) =>
+            Doctor.findings({
+              sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
+              network: sandbox === undefined ? Option.none() : Option.some(SandboxPolicy.networkOf(sandbox.network)),
+              networkTool: Option.fromNullable(sandbox?.networkTool),
+              http: given(options.http) !== undefined,
+              tokenFile: options.tokenFile
+            }).pipe(Effect.flatMap((checks) => {
+              const missing = NodeDoctor.missing(checks)
+              const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
+              return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
+            }))
+          )
+        )
       )
       const port = given(options.http)
       if (port === undefined) {
