@@ -152,10 +152,10 @@ const HARVEST_BATCH = 16
 
 /** A row's text from `startCol` to `endCol` (its end), without trailing blanks when `trimRight`. */
 const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
-  line.translateToString(
-    false,
+  ContentEnd.rowText(
+    line,
     startCol,
-    trimRight ? Math.min(endCol ?? line.length, ContentEnd.trimmedLength(line)) : endCol
+    trimRight ? Math.min(endCol ?? line.length, ContentEnd.trimmedLength(line)) : endCol ?? line.length
   )
 
 /**
