@@ -134,7 +134,7 @@ describe("ContentEnd", () => {
           for (const { resize, text } of steps) {
             if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
             else writeSync(terminal, text)
-            for (const row of rowsOf(terminal) as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
+            for (const row of rowsOf(terminal) as unknown as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
               const trimmed = ContentEnd.trimmedLength(row)
               expect(ContentEnd.rowText(row, 0, row.length)).toBe(row.translateToString(false, 0, row.length))
               expect(ContentEnd.rowText(row, 0, trimmed)).toBe(row.translateToString(true))

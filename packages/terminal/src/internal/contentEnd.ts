@@ -26,7 +26,6 @@ import type { Terminal } from "@xterm/headless"
 export interface CellRow {
   readonly length: number
   readonly _data: Uint32Array
-  readonly _combined: Record<number, string>
   /** Upper bound of the content's end (own property once set; `Infinity` on the prototype: unknown). */
   __end: number
 }
