@@ -288,6 +288,11 @@ export class Emulator {
     if (!restores(this.#terminal, this.#core, screen)) return false
     const join = joinState(this.#core)
     this.#release()
+    // let the instance go: every use wakes a new one first (`#awake`)
+    this.#terminal = released()
+    this.#core = released()
+    this.#normal = released()
+    this.#trimListener = released()
     this.#asleep = { screen, cols, rows, top, joinState: join }
     return true
   }
@@ -321,11 +326,6 @@ export class Emulator {
     this.#trimListener.dispose()
     this.#serializer = undefined
     this.#terminal.dispose()
-    // let the instance go (every use wakes a new one first: `#awake`)
-    this.#terminal = released()
-    this.#core = released()
-    this.#normal = released()
-    this.#trimListener = released()
   }
 
   /** After output, a quiet moment (`QUIET_MS` without any) lets the instance go: one timer per quiet spell. */
@@ -569,12 +569,12 @@ export class Emulator {
     this.#terminal.resize(cols, rows)
   }
 
+  /** Its xterm instance disposed, its timer stopped; what it held can still be read (a task's last output). */
   dispose(): void {
     this.#disposed = true
     if (this.#quiet !== undefined) clearTimeout(this.#quiet)
     this.#captures = []
     if (this.#asleep === undefined) this.#release()
-    this.#asleep = undefined
   }
 
   /** `CSI J` / `CSI ? J`: erasing the scrollback (`3`, as `clear` sends it) drops rows, so they are logged first. */

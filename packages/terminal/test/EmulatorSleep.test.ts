@@ -106,6 +106,19 @@ describe("Emulator: a quiet terminal's xterm released and woken reads as if it h
     { fastCheck: { numRuns: 1000 } }
   )
 
+  it("disposed, asleep or awake, it can still be read (a task's output after its session closed)", () => {
+    for (const sleep of [false, true]) {
+      const { emulator } = make()
+      emulator.write(bytes("done\r\n$ "))
+      const capture = emulator.capture({ row: 0, col: 0 }, 100)
+      emulator.finish(capture)
+      if (sleep) expect(emulator.sleep()).toBe(true)
+      emulator.dispose()
+      expect(emulator.cursor()).toEqual({ row: 1, col: 2 })
+      expect(emulator.screen().rows).toEqual(["done", "$"])
+    }
+  })
+
   it("a prompt's screen sleeps; the state a serializer cannot carry keeps it awake", () => {
     const asleepAfter = (...parts: ReadonlyArray<string>) => {
       const { emulator } = make()
