@@ -13,7 +13,7 @@ import * as HttpOptions from "./HttpOptions.js"
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
 
 /**
- * The terminal settings (DESIGN.md §13) a person or an MCP client configuration may change; every one is
+ * The terminal settings (the README's table) a person or an MCP client configuration may change; every one is
  * optional, the defaults are the service's. Shared by `mcp` (both transports) and `console`.
  */
 export const settingsOptions = {

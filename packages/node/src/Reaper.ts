@@ -1,5 +1,5 @@
 /**
- * Nothing left behind, whatever kills the owner of terminals (DESIGN.md §14). `layerHostExit` is the host-exit
+ * Nothing left behind, whatever kills the owner of terminals (docs/daemon.md). `layerHostExit` is the host-exit
  * guard of `Teardown` plus a reaper process: started detached (its own session and process group, so a signal
  * to the owner's group does not reach it) with a pipe from the owner, told of every tree the owner starts and
  * ends; when the pipe ends — the owner died, by SIGKILL or the OOM killer too — it kills every tree still
