@@ -142,11 +142,12 @@ const released = <A>(): A => undefined as A
 
 /**
  * How long a terminal stays without output before its xterm instance is released (`sleep`): the timer's check
- * comes after at least this long, at most twice it.
+ * comes after at least this long, at most twice it. Half a minute: a session an agent is using stays awake
+ * between its sends (a wake costs ~1.7 ms, a release ~2.5 ms), one left alone lets the instance go.
  *
  * @since 0.3.0
  */
-export const QUIET_MS = 2000
+export const QUIET_MS = 30_000
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
 
