@@ -119,7 +119,7 @@ describe.runIf(built)("nothing left behind when the owner of terminals is killed
   })
 })
 
-/** The reaper processes of an owner pid (their argv ends with it). */
+/** The reaper processes of an owner pid (the native helper, or the Node fallback; their argv ends with it). */
 const taggedReapers = (ownerPid: number): Array<Identity> => {
   const found: Array<Identity> = []
   for (const name of fs.readdirSync("/proc")) {
@@ -131,7 +131,8 @@ const taggedReapers = (ownerPid: number): Array<Identity> => {
       continue
     }
     const argv = cmdline.split("\0").filter((arg) => arg !== "")
-    if (argv.some((arg) => arg.endsWith("reaperMain.js")) && argv[argv.length - 1] === String(ownerPid)) {
+    const reaper = argv.some((arg) => arg.endsWith("reaperMain.js") || arg.endsWith("/agent-terminal-reaper"))
+    if (reaper && argv[argv.length - 1] === String(ownerPid)) {
       const startTime = startTimeOf(Number(name))
       if (startTime !== undefined) found.push({ pid: Number(name), startTime, comm: "reaper" })
     }

@@ -58,6 +58,14 @@ describe("the packed packages install with plain npm and serve MCP", () => {
     }
   }, 600_000)
 
+  it("the installed CLI is the bundle (its chunks beside bin.js), and the reaper's native helper was built", () => {
+    const dist = path.join(app, "node_modules/agent-terminal/dist")
+    expect(fs.readdirSync(dist).filter((name) => /^chunk-\w+\.js$/.test(name)).length).toBeGreaterThan(0)
+    expect(fs.readFileSync(path.join(dist, "bin.js"), "utf8")).toMatch(/^#!\/usr\/bin\/env node/)
+    const helper = path.join(app, "node_modules/@agent-terminal/node/build/native/agent-terminal-reaper")
+    expect(fs.statSync(helper).mode & 0o111).not.toBe(0)
+  })
+
   it("npx agent-terminal mcp serves a real MCP client: open, echo, close", async () => {
     const transport = new StdioClientTransport({
       command: "npx",

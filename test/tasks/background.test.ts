@@ -54,6 +54,24 @@ layer(TestTerminal(), { excludeTestServices: true })("background sends", (it) =>
       expect(after.output).toBe("130\nback")
     }))
 
+  it.scoped("a killed task's output stops where the shell's next prompt starts, however soon it is read", () =>
+    Effect.gen(function*() {
+      const tasks = yield* TaskRuntime.TaskRuntime
+      const { send } = yield* openShell()
+      // the race between the prompt's text and the kill's answer went either way: three rounds
+      for (let round = 0; round < 3; round++) {
+        const started = yield* send(`echo started-${round}; sleep 60`, { background: true })
+        let seen = ""
+        while (!seen.includes(`started-${round}`)) {
+          seen += (yield* tasks.output(owner, started.taskId!)).output
+          yield* Effect.sleep(50)
+        }
+        const killed = yield* tasks.kill(owner, started.taskId!)
+        expect(killed.status).toBe("killed")
+        expect(killed.output.trim()).toBe("")
+      }
+    }))
+
   it.scoped("a kill at once after the start still interrupts the command and frees the session", () =>
     Effect.gen(function*() {
       const tasks = yield* TaskRuntime.TaskRuntime

@@ -289,9 +289,6 @@ export const programWith = (farewell: string) =>
 /** The console: its sessions are closed when it leaves. */
 export const program = programWith("closing the console's sessions…")
 
-/** The options of `agent-terminal console`: the same settings and sandbox as `mcp`. */
-export const options = { ...Mcp.settingsOptions, ...Mcp.sandboxOptions }
-
 /** `agent-terminal console [--daemon [auto]] [settings…] [sandbox…]`. */
 export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.ClientOptions) =>
   Mcp.withSettings(parsed, (settings, input) =>

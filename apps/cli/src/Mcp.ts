@@ -16,17 +16,8 @@ import {
   TerminalConfig
 } from "@agent-terminal/core"
 import { Paths } from "@agent-terminal/daemon"
-import {
-  Bubblewrap,
-  Doctor as NodeDoctor,
-  FileRecordings,
-  NodeTerminal,
-  Reaper,
-  StateFiles
-} from "@agent-terminal/node"
+import { type Bubblewrap, NodeDialects, SandboxOptions as SandboxPolicy, StateFiles } from "@agent-terminal/node"
 import { Deployment, Handlers, McpStdio } from "@agent-terminal/tools"
-import { Options } from "@effect/cli"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -34,204 +25,38 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import { integer, type Parsed, text } from "./CliOptions.js"
-import * as Daemon from "./Daemon.js"
-import * as Doctor from "./Doctor.js"
-import * as HttpTransport from "./HttpTransport.js"
+import type { ClientOptions } from "./DaemonOptions.js"
+import * as HttpOptions from "./HttpOptions.js"
+import type { McpOptions, SandboxOptions, SettingsOptions } from "./McpOptions.js"
+import { serverInfo } from "./McpOptions.js"
 import * as Switches from "./Switches.js"
 
-/** The server's name and version as announced in `initialize`. */
-export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
+export {
+  type McpOptions,
+  mcpOptions,
+  type SandboxOptions,
+  sandboxOptions,
+  serverInfo,
+  type SettingsOptions,
+  settingsOptions
+} from "./McpOptions.js"
+
+/** The host's terminals (node-pty, the inspector, the sandbox, the reaper): a client of the daemon never loads them. */
+const host = Effect.promise(() => import("./Host.js"))
+
+/** The client of the daemon (`--daemon`). */
+const daemon = Effect.promise(() => import("./Daemon.js"))
+
+/** MCP over Streamable HTTP (`--http`), with the live view and the audit's SQLite file. */
+const httpTransport = Effect.promise(() => import("./HttpTransport.js"))
+
+/** How long after the start the host check runs. */
+const HOST_CHECK_DELAY = "2 seconds"
+
+/** The host check, logged once at start (`agent-terminal doctor`'s findings). */
+const hostCheck = Effect.promise(() => import("./Doctor.js"))
 
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
-
-/**
- * The terminal settings (DESIGN.md §13) a person or an MCP client configuration may change; every one is
- * optional, the defaults are the service's. Shared by `mcp` (both transports) and `console`.
- */
-export const settingsOptions = {
-  timeoutMs: integer("timeout-ms", "AGENT_TERMINAL_TIMEOUT_MS", "Default deadline of a send (ms; default 30000)."),
-  idleSilenceMs: integer(
-    "idle-silence-ms",
-    "AGENT_TERMINAL_IDLE_SILENCE_MS",
-    "Silence after which a send returns as inferred_idle (ms; default 3000)."
-  ),
-  openTimeoutMs: integer(
-    "open-timeout-ms",
-    "AGENT_TERMINAL_OPEN_TIMEOUT_MS",
-    "How long an open waits for the first prompt (ms; default 10000)."
-  ),
-  disposeGraceMs: integer(
-    "dispose-grace-ms",
-    "AGENT_TERMINAL_DISPOSE_GRACE_MS",
-    "Grace between TERM and KILL at close (ms; default 3000)."
-  ),
-  maxResultBytes: integer(
-    "max-result-bytes",
-    "AGENT_TERMINAL_MAX_RESULT_BYTES",
-    "Bound of every tool result's text (bytes, at least 64; default 32768)."
-  ),
-  maxInputBytes: integer(
-    "max-input-bytes",
-    "AGENT_TERMINAL_MAX_INPUT_BYTES",
-    "Bound of one input: a send's text or paste, a task's input, an exec command (bytes; default 1048576)."
-  ),
-  maxReadBytes: integer(
-    "max-read-bytes",
-    "AGENT_TERMINAL_MAX_READ_BYTES",
-    "Bound of a terminal_read page (bytes; default 262144)."
-  ),
-  scrollbackLines: integer(
-    "scrollback-lines",
-    "AGENT_TERMINAL_SCROLLBACK_LINES",
-    "Transcript lines kept per session (default 10000)."
-  ),
-  scrollbackMaxBytes: integer(
-    "scrollback-max-bytes",
-    "AGENT_TERMINAL_SCROLLBACK_MAX_BYTES",
-    "Transcript bytes kept per session (default 4194304)."
-  ),
-  cols: integer("cols", "AGENT_TERMINAL_COLS", "Default terminal width (default 160)."),
-  rows: integer("rows", "AGENT_TERMINAL_ROWS", "Default terminal height (default 40)."),
-  shell: text(
-    "shell",
-    "AGENT_TERMINAL_SHELL",
-    "The shell of shell sessions that name none: bash (default), zsh, fish or pwsh, or a path to one."
-  ),
-  cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one)."),
-  record: Options.boolean("record").pipe(
-    Options.withDescription(
-      "Record every session as asciicast v2 under $AGENT_TERMINAL_STATE_DIR/recordings (a session opened with " +
-        "record: true is recorded anyway). Environment: AGENT_TERMINAL_RECORD."
-    ),
-    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_RECORD"))
-  ),
-  recordInput: Options.boolean("record-input").pipe(
-    Options.withDescription(
-      "Recordings include input events; what a person types with echo off is recorded only as its length. " +
-        "Environment: AGENT_TERMINAL_RECORD_INPUT."
-    ),
-    Options.withFallbackConfig(Config.boolean("AGENT_TERMINAL_RECORD_INPUT"))
-  ),
-  recordingMaxBytes: integer(
-    "recording-max-bytes",
-    "AGENT_TERMINAL_RECORDING_MAX_BYTES",
-    "A recording stops (and says so) at this size (bytes; default 67108864)."
-  ),
-  controlIdleMs: integer(
-    "control-idle-ms",
-    "AGENT_TERMINAL_CONTROL_IDLE_MS",
-    "A person's control of a terminal in the live view goes back to the agent after this long without input " +
-      "(ms; default 300000)."
-  ),
-  recordingsMaxBytes: integer(
-    "recordings-max-bytes",
-    "AGENT_TERMINAL_RECORDINGS_MAX_BYTES",
-    "All recordings together take at most this much disk (bytes; default 1073741824): the oldest finished " +
-      "ones are removed first, checked at start, before each recording and every 10 minutes."
-  ),
-  recordingsMaxAgeMs: integer(
-    "recordings-max-age-ms",
-    "AGENT_TERMINAL_RECORDINGS_MAX_AGE_MS",
-    "A finished recording is removed once it is this old (ms; default 2592000000, 30 days)."
-  ),
-  maxTerminalsPerOwner: integer(
-    "max-terminals-per-owner",
-    "AGENT_TERMINAL_MAX_TERMINALS_PER_OWNER",
-    "Open terminals one owner may hold (default 32); one more is refused with LimitReached."
-  ),
-  maxTasksPerOwner: integer(
-    "max-tasks-per-owner",
-    "AGENT_TERMINAL_MAX_TASKS_PER_OWNER",
-    "Live background tasks one owner may hold (default 64); one more is refused with LimitReached."
-  ),
-  maxTerminals: integer(
-    "max-terminals",
-    "AGENT_TERMINAL_MAX_TERMINALS",
-    "Open terminals of every owner together (default 256; its last sixteenth kept for owners who hold none); " +
-      "one more is refused with LimitReached naming this cap."
-  ),
-  maxTasks: integer(
-    "max-tasks",
-    "AGENT_TERMINAL_MAX_TASKS",
-    "Live background tasks of every owner together (default 1024); one more is refused with LimitReached."
-  )
-}
-
-/** The settings options, as parsed. */
-export type SettingsOptions = { readonly [K in keyof typeof settingsOptions]: Parsed<(typeof settingsOptions)[K]> }
-
-/**
- * The sandbox of every session (docs/security.md): `--sandbox <read-only|workspace-write|danger-full-access>`
- * (default danger-full-access), `--workspace <dir>` (default: `--cwd`, else the current directory),
- * `--network <off|isolated|host>` (default off in the confined modes), `--network-tool`, `--deny-read`
- * (repeatable), and the resource limits of each session's cgroup (`--pids-max`, `--memory-max-bytes`).
- * Shared by `mcp`, `demo` and `console`.
- */
-export const sandboxOptions = {
-  sandbox: Options.choice("sandbox", Sandbox.modes).pipe(
-    Options.withDescription(
-      "Confine every session with bubblewrap: read-only, workspace-write, or danger-full-access (no sandbox, " +
-        "the default). Environment: AGENT_TERMINAL_SANDBOX."
-    ),
-    Options.withFallbackConfig(Config.literal(...Sandbox.modes)("AGENT_TERMINAL_SANDBOX")),
-    Options.optional
-  ),
-  workspace: text(
-    "workspace",
-    "AGENT_TERMINAL_WORKSPACE",
-    "The sandbox's workspace root: writable in workspace-write, the default and the bound of a session's cwd " +
-      "(default: --cwd, else the current directory)."
-  ),
-  network: Options.choice("network", Sandbox.networkModes).pipe(
-    Options.withDescription(
-      "The network of sandboxed sessions: off (the default), isolated (own namespace, outbound through pasta " +
-        "or slirp4netns, the host's loopback unreachable), or host (the host's network, loopback services " +
-        "included). Environment: AGENT_TERMINAL_NETWORK."
-    ),
-    Options.withFallbackConfig(Config.literal(...Sandbox.networkModes)("AGENT_TERMINAL_NETWORK")),
-    Options.optional
-  ),
-  networkTool: text(
-    "network-tool",
-    "AGENT_TERMINAL_NETWORK_TOOL",
-    "The user-mode network of --network isolated: pasta, slirp4netns, or a path (default: pasta, else slirp4netns)."
-  ),
-  denyRead: Options.text("deny-read").pipe(
-    Options.repeated,
-    Options.withDescription(
-      "Mask one more path in the confined modes (repeatable; absolute, or ~/… for every home), on top of " +
-        "~/.ssh, ~/.aws, ~/.config/gh, ~/.kube, ~/.npmrc and the rest of the default list. Environment: " +
-        "AGENT_TERMINAL_DENY_READ (paths separated by ':')."
-    )
-  ),
-  pidsMax: integer(
-    "pids-max",
-    "AGENT_TERMINAL_PIDS_MAX",
-    "At most this many processes and threads per session, where the host delegates cgroup v2's pids " +
-      "controller (default 4096; 0: no limit)."
-  ),
-  memoryMaxBytes: integer(
-    "memory-max-bytes",
-    "AGENT_TERMINAL_MEMORY_MAX_BYTES",
-    "At most this much memory per session, where the host delegates cgroup v2's memory controller " +
-      "(default: half the host's memory; 0: no limit)."
-  )
-}
-
-/** The sandbox options, as parsed. */
-export type SandboxOptions = { readonly [K in keyof typeof sandboxOptions]: Parsed<(typeof sandboxOptions)[K]> }
-
-/** Every option of `agent-terminal mcp`. */
-export const mcpOptions = {
-  ...settingsOptions,
-  ...sandboxOptions,
-  ...HttpTransport.httpOptions,
-  ...Switches.deploymentOptions
-}
-
-/** The options of `agent-terminal mcp`, as parsed. */
-export type McpOptions = SettingsOptions & SandboxOptions & HttpTransport.HttpOptions & Switches.DeploymentOptions
 
 const flags: Record<string, string> = {
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
@@ -265,7 +90,7 @@ const flags: Record<string, string> = {
   tools: "--tools / AGENT_TERMINAL_TOOLS",
   stateDir: "AGENT_TERMINAL_STATE_DIR",
   progressIntervalMs: "--progress-interval-ms / AGENT_TERMINAL_PROGRESS_INTERVAL_MS",
-  ...HttpTransport.flags
+  ...HttpOptions.flags
 }
 
 const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
@@ -315,7 +140,7 @@ export const withSettings = <A, E, R>(
       onSuccess: (settings) => {
         const stateDir = StateFiles.problem(Paths.stateDir())
         if (stateDir !== undefined) return refuse("stateDir", `invalid state directory: ${stateDir}`)
-        return Either.match(ShellDialects.resolve(NodeTerminal.dialects, settings.shell), {
+        return Either.match(ShellDialects.resolve(NodeDialects.dialects, settings.shell), {
           onLeft: (invalid) => refuse("shell", invalid.message),
           onRight: () => use(settings, input)
         })
@@ -349,7 +174,7 @@ export const sandboxFrom = (
     ...(denyRead.length > 0 ? { denyRead } : {}),
     ...(networkTool !== undefined ? { networkTool } : {})
   }
-  return Bubblewrap.policyOf(sandbox).pipe(
+  return SandboxPolicy.policyOf(sandbox).pipe(
     Either.map(() => sandbox),
     Either.mapLeft((invalid) => ({ field: invalid.field, message: invalid.message }))
   )
@@ -408,9 +233,15 @@ export const stderrLogger = Layer.mergeAll(
  * with a reaper, so the trees end even if this process is killed, and after what dead owners left is reaped.
  */
 export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox?: Bubblewrap.Options) =>
-  NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
-    Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers)),
-    Layer.provide(recordingsLayer(input))
+  Layer.unwrapEffect(
+    Effect.map(
+      host,
+      ({ NodeTerminal, Reaper }) =>
+        NodeTerminal.layer(input, { ...(sandbox === undefined ? {} : { sandbox }), reaper: true }).pipe(
+          Layer.provide(Layer.effectDiscard(Reaper.reapLeftovers)),
+          Layer.provide(recordingsLayer(input))
+        )
+    )
   )
 
 /**
@@ -419,12 +250,12 @@ export const terminalLayer = (input: TerminalConfig.TerminalConfigInput, sandbox
  */
 export const recordingsLayer = (input: TerminalConfig.TerminalConfigInput) =>
   Layer.unwrapEffect(
-    Effect.map(TerminalConfig.make(input), (settings) =>
+    Effect.zipWith(host, Effect.orDie(TerminalConfig.make(input)), ({ FileRecordings }, settings) =>
       FileRecordings.layer({
         directory: Paths.recordingsPath(),
         maxTotalBytes: settings.recordingsMaxBytes,
         maxAgeMs: settings.recordingsMaxAgeMs
-      })).pipe(Effect.orDie)
+      }))
   )
 
 /** Completes when the client closes our stdin: the connection is over. */
@@ -463,7 +294,7 @@ export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
   )
 
 /** `agent-terminal mcp [--http <port>] [--daemon [auto]] [settings…]`. */
-export const run = (options: McpOptions & Daemon.ClientOptions) =>
+export const run = (options: McpOptions & ClientOptions) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
       const deployment = Switches.deploymentFrom(options)
@@ -475,7 +306,10 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
             "--http with --daemon: serve MCP over HTTP from the daemon (agent-terminal serve --http)"
           )
         }
-        return serveStdioWith(settings, Daemon.remoteLayer(options, input, sandbox, "mcp"), deployment.right).pipe(
+        const remote = Layer.unwrapEffect(
+          Effect.map(daemon, (Daemon) => Daemon.remoteLayer(options, input, sandbox, "mcp"))
+        )
+        return serveStdioWith(settings, remote, deployment.right).pipe(
           Effect.catchTags({
             DaemonUnavailable: (error) => daemonRefused(error.message),
             ProtocolMismatch: (error) => daemonRefused(error.message),
@@ -490,21 +324,28 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
         ? Effect.logInfo("sessions are not sandboxed (danger-full-access); see --sandbox")
         : Effect.logInfo(
           `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
-            Bubblewrap.networkOf(sandbox.network)
+            SandboxPolicy.networkOf(sandbox.network)
         )
-      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr)
+      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr);
+      // started a moment after the server, out of the way of the client's first requests (it opens a shell and
+      // starts sandboxes of its own)
       const summary = Effect.fork(
-        Doctor.findings({
-          sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
-          network: sandbox === undefined ? Option.none() : Option.some(Bubblewrap.networkOf(sandbox.network)),
-          networkTool: Option.fromNullable(sandbox?.networkTool),
-          http: given(options.http) !== undefined,
-          tokenFile: options.tokenFile
-        }).pipe(Effect.flatMap((checks) => {
-          const missing = NodeDoctor.missing(checks)
-          const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
-          return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
-        }))
+        Effect.zip(hostCheck, host).pipe(
+          Effect.delay(HOST_CHECK_DELAY),
+          Effect.flatMap(([Doctor, { NodeDoctor }]) =>
+            Doctor.findings({
+              sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
+              network: sandbox === undefined ? Option.none() : Option.some(SandboxPolicy.networkOf(sandbox.network)),
+              networkTool: Option.fromNullable(sandbox?.networkTool),
+              http: given(options.http) !== undefined,
+              tokenFile: options.tokenFile
+            }).pipe(Effect.flatMap((checks) => {
+              const missing = NodeDoctor.missing(checks)
+              const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
+              return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
+            }))
+          )
+        )
       )
       const port = given(options.http)
       if (port === undefined) {
@@ -513,25 +354,27 @@ export const run = (options: McpOptions & Daemon.ClientOptions) =>
           Effect.zipRight(serveStdioWith(settings, terminalLayer(input, sandbox), deployment.right))
         )
       }
-      const http = HttpTransport.settingsFrom(port, options)
-      if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
-      return HttpTransport.loadToken(options).pipe(
-        Effect.matchEffect({
-          onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
-          onSuccess: (token) =>
-            Effect.zipRight(
-              Effect.zipRight(notice, summary),
-              HttpTransport.serve(
-                settings,
-                http.right,
-                token,
-                terminalLayer(input, HttpTransport.hidingToken(sandbox, token)).pipe(
-                  Layer.provide(HttpTransport.auditLayer(Paths.auditDatabasePath()))
-                ),
-                serverInfo,
-                deployment.right
+      return httpTransport.pipe(Effect.flatMap((HttpTransport) => {
+        const http = HttpTransport.settingsFrom(port, options)
+        if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
+        return HttpTransport.loadToken(options).pipe(
+          Effect.matchEffect({
+            onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
+            onSuccess: (token) =>
+              Effect.zipRight(
+                Effect.zipRight(notice, summary),
+                HttpTransport.serve(
+                  settings,
+                  http.right,
+                  token,
+                  terminalLayer(input, HttpTransport.hidingToken(sandbox, token)).pipe(
+                    Layer.provide(HttpTransport.auditLayer(Paths.auditDatabasePath()))
+                  ),
+                  serverInfo,
+                  deployment.right
+                )
               )
-            )
-        })
-      )
+          })
+        )
+      }))
     })).pipe(Effect.provide(stderrLogger))

@@ -16,28 +16,11 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { integer, type Parsed, text } from "./CliOptions.js"
-import * as Daemon from "./Daemon.js"
 import * as HttpTransport from "./HttpTransport.js"
 import * as Mcp from "./Mcp.js"
+import type { ServeOptions } from "./ServeOptions.js"
 
-/** The options of `agent-terminal serve`. */
-export const options = {
-  ...Mcp.settingsOptions,
-  ...Mcp.sandboxOptions,
-  ...HttpTransport.httpOptions,
-  socket: Daemon.socketOption,
-  detachedTtl: integer(
-    "detached-ttl",
-    "AGENT_TERMINAL_DETACHED_TTL_MS",
-    "Keep a named owner's terminals this long after its last client went, then close them with their whole " +
-      "tree (ms; default 1800000)."
-  ),
-  logFile: text("log-file", "AGENT_TERMINAL_LOG_FILE", "Append the log to this file instead of stderr.")
-}
-
-/** The options, as parsed. */
-export type ServeOptions = { readonly [K in keyof typeof options]: Parsed<(typeof options)[K]> }
+export { options, type ServeOptions } from "./ServeOptions.js"
 
 /** Log lines appended to `file` (logfmt), and nothing to stdout or stderr. */
 const fileLogger = (file: string) => {

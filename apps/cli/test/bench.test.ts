@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { groups, select } from "../src/bench/Bench.js"
+import { groupNames } from "../src/bench/BenchCommand.js"
 import type { Metric } from "../src/bench/Metric.js"
 import { allMet, compare, comparePaired, distribution, skipped } from "../src/bench/Metric.js"
 import { RawTerminal } from "../src/bench/RawPty.js"
@@ -109,6 +110,10 @@ describe("bench rows", () => {
     expect(table).toContain("skipped")
     expect(table).toContain("not installed")
     expect(Report.markdown([ours]).split("\n")).toHaveLength(3)
+  })
+
+  it("the command's list of groups (what --help shows without loading them) is the groups', in order", () => {
+    expect(groupNames).toEqual(groups.map((group) => group.name))
   })
 
   it("groups are selected by name, repeated or comma-separated", () => {

@@ -28,7 +28,7 @@ import {
   type SpawnFailed
 } from "./Errors.js"
 import type { OwnerId, SessionId } from "./Ids.js"
-import * as internal from "./internal/service.js"
+import type * as internal from "./internal/service.js"
 import { Oversight } from "./Oversight.js"
 import type { ProcessInspector } from "./ProcessInspector.js"
 import type { PtyBackend } from "./PtyBackend.js"
@@ -281,12 +281,18 @@ export const checked = (service: PtyService["Type"], settings: TerminalConfig.Te
 })
 
 /**
+ * The engine behind the service (sessions, the emulator, the readiness race), loaded when a service is built:
+ * a program that only holds the Tag — a client of the daemon's service — never loads it.
+ */
+const implementation: Effect.Effect<typeof internal> = Effect.promise(() => import("./internal/service.js"))
+
+/**
  * Build the service in a scope; closing the scope closes every session.
  *
  * @since 0.1.0
  */
 export const make = Effect.gen(function*() {
-  const { pty } = yield* internal.makeWithOversight
+  const { pty } = yield* implementation.pipe(Effect.flatMap((service) => service.makeWithOversight))
   return checked(pty, yield* TerminalConfig.TerminalSettings)
 })
 
@@ -296,7 +302,7 @@ export const make = Effect.gen(function*() {
  * @since 0.2.0
  */
 export const makeWithOversight = Effect.gen(function*() {
-  const { oversight, pty } = yield* internal.makeWithOversight
+  const { oversight, pty } = yield* implementation.pipe(Effect.flatMap((service) => service.makeWithOversight))
   return { pty: checked(pty, yield* TerminalConfig.TerminalSettings), oversight }
 })
 

@@ -54,6 +54,43 @@ describe("wake-up primitives", () => {
       expect(yield* activity.quietFor(activity.version, 0)).toBe(true)
     }))
 
+  it.effect("Activity: a relevant-change wait sleeps through the other changes, wakes on one it asks for", () =>
+    Effect.gen(function*() {
+      const activity = new Activity(yield* makeTimers)
+      let markers = 0
+      const asked: Array<number> = []
+      const relevant = () => {
+        asked.push(activity.version)
+        return markers > 0
+      }
+      // changes before the wait that are not relevant do not end it at once
+      const seen = activity.version
+      activity.notify()
+      const waiting = yield* Effect.fork(activity.relevantChangeOrSleep(seen, 100, relevant))
+      yield* Effect.yieldNow()
+      for (let i = 0; i < 5; i++) activity.notify()
+      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      markers++
+      activity.notify()
+      expect(yield* Fiber.join(waiting)).toBe(true)
+      expect(asked).toEqual([1, 2, 3, 4, 5, 6, 7])
+      // nothing relevant: the wait ends at its time, and leaves no listener behind
+      const timed = yield* Effect.fork(activity.relevantChangeOrSleep(activity.version, 50, () => false))
+      yield* Effect.yieldNow()
+      activity.notify()
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(timed)).toBe(false)
+      const before = asked.length
+      markers = 0
+      activity.notify()
+      expect(asked.length).toBe(before)
+      // a relevant change that came before the wait ends it at once
+      markers++
+      const changed = activity.version
+      activity.notify()
+      expect(yield* activity.relevantChangeOrSleep(changed, 1000, relevant)).toBe(true)
+    }))
+
   it.effect("Activity: an interrupted wait leaves no listener behind", () =>
     Effect.gen(function*() {
       const activity = new Activity(yield* makeTimers)

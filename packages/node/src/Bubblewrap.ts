@@ -14,7 +14,6 @@
  */
 import { Errors, type PtyBackend, Sandbox } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -27,35 +26,16 @@ import { launch } from "./internal/launcher.js"
 import { resolveNetworkTool } from "./internal/networkTool.js"
 import { attach, locate, nodeLauncherView } from "./internal/sandboxedProcess.js"
 import { emptyFile, privateDirPath, seccompFile } from "./internal/seccompFile.js"
+import { networkOf, type Options, policyOf, realDirectory } from "./SandboxOptions.js"
 
-/**
- * The sandbox of a runtime: the default policy of every owner, and where bwrap is.
- *
- * @since 0.1.0
- */
-export interface Options {
-  readonly mode: Sandbox.Mode
-  /**
-   * The network of the confined modes: `off` (default), `isolated` or `host`. `true` and `false` are the
-   * first version's spelling of `host` and `off`.
-   */
-  readonly network?: Sandbox.NetworkMode | boolean | undefined
-  /** The workspace root: required by the confined modes (an existing directory). */
-  readonly workspace?: string | undefined
-  /** The bwrap binary: a path, or a name searched on the host's `PATH`. Default `"bwrap"`. */
-  readonly bwrap?: string | undefined
-  /** How long the program may take to appear inside the sandbox. Default 10000 ms. */
-  readonly startTimeoutMs?: number | undefined
-  /**
-   * More paths masked in the confined modes, on top of `defaultDenyRead` and the state directory: absolute,
-   * or `~/…` (every home directory: the user's and root's).
-   */
-  readonly denyRead?: ReadonlyArray<string> | undefined
-  /** The project's state directory, masked too. Default `$AGENT_TERMINAL_STATE_DIR`, else `~/.agent-terminal`. */
-  readonly stateDir?: string | undefined
-  /** The network tool of `isolated`: `pasta`, `slirp4netns`, or a path. Default: pasta, else slirp4netns. */
-  readonly networkTool?: string | undefined
-}
+export {
+  /** @since 0.2.0 */
+  networkOf,
+  /** @since 0.1.0 */
+  type Options,
+  /** @since 0.1.0 */
+  policyOf
+} from "./SandboxOptions.js"
 
 /**
  * The paths masked by default in the confined modes (`~/` is every home directory), besides the state
@@ -64,14 +44,6 @@ export interface Options {
  * @since 0.2.0
  */
 export const defaultDeniedPaths: ReadonlyArray<string> = defaultDenyRead
-
-/**
- * The network mode of the options (`true`/`false` are `host`/`off`).
- *
- * @since 0.2.0
- */
-export const networkOf = (network: Options["network"]): Sandbox.NetworkMode =>
-  network === true ? "host" : network === false || network === undefined ? "off" : network
 
 /**
  * The bwrap argv of one confined request, without host lookups (exported for documentation and tests).
@@ -96,47 +68,6 @@ export const commandLine = (
     ...host,
     emptyFile: host.emptyFile ?? path.join(privateDirPath(), "empty")
   })
-
-const realDirectory = (dir: string): string | undefined => {
-  try {
-    const real = fs.realpathSync(dir)
-    return fs.statSync(real).isDirectory() ? real : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Check the options into the default policy: a confined mode needs an existing workspace directory, and
- * `workspace-write` cannot make `/` writable (that is `danger-full-access`).
- *
- * @since 0.1.0
- */
-export const policyOf = (options: Options): Either.Either<Sandbox.Policy, Errors.InvalidConfig> =>
-  Sandbox.validate({
-    mode: options.mode,
-    network: networkOf(options.network),
-    ...(options.workspace !== undefined ? { workspace: path.resolve(options.workspace) } : {})
-  }).pipe(
-    Either.flatMap((policy): Either.Either<Sandbox.Policy, Errors.InvalidConfig> => {
-      if (!Sandbox.isConfined(policy.mode) || policy.workspace === undefined) return Either.right(policy)
-      const real = realDirectory(policy.workspace)
-      if (real === undefined) {
-        return Either.left(
-          new Errors.InvalidConfig({ field: "workspace", reason: `${policy.workspace} is not an existing directory` })
-        )
-      }
-      if (real === "/" && policy.mode === "workspace-write") {
-        return Either.left(
-          new Errors.InvalidConfig({
-            field: "workspace",
-            reason: "workspace-write cannot make / writable; use danger-full-access"
-          })
-        )
-      }
-      return Either.right({ ...policy, workspace: real })
-    })
-  )
 
 /**
  * The sandbox service over bwrap; `make` checks the options (`InvalidConfig`), the first confined open

@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as Bubblewrap from "./Bubblewrap.js"
 import { filterFor } from "./internal/seccomp.js"
 import * as NodeTerminal from "./NodeTerminal.js"
+import * as Reaper from "./Reaper.js"
 
 /**
  * One finding: `ok`; whether the given options `need` it (a missing needed piece fails the doctor); what
@@ -210,8 +211,27 @@ export const run = (needs: Needs = {}): Effect.Effect<ReadonlyArray<Check>> =>
         ? "--network isolated works: outbound through a user-mode stack, the host's loopback unreachable"
         : "--network isolated is refused at open; off and host still work"
     )
-    return [...sessions, sandbox, network, seccomp]
+    return [...sessions, sandbox, network, seccomp, ...reaperFinding(Reaper.nativeReaper())]
   })
+
+/**
+ * The reaper's finding, listed only when its native helper is missing (`helper`: `Reaper.nativeReaper()`): the
+ * reaper then runs as a second Node process. Not needed by any option: the fallback ends the trees as well.
+ *
+ * @since 0.3.0
+ */
+export const reaperFinding = (helper: string | undefined): ReadonlyArray<Check> =>
+  helper !== undefined ? [] : [
+    check(
+      "reaper",
+      false,
+      false,
+      "the native helper (build/native/agent-terminal-reaper of @agent-terminal/node) is not built: no C " +
+        "compiler at install, or another platform",
+      "the reaper runs as a second Node process (~50 MiB); install a C compiler, then `npm rebuild " +
+        "@agent-terminal/node`"
+    )
+  ]
 
 /**
  * The findings as text, one line each: `ok`, `missing` (needed, not there) or `absent`, the name, what was

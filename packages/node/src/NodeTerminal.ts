@@ -16,15 +16,12 @@ import {
   TerminalConfig
 } from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
-import * as BashDialect from "./BashDialect.js"
 import * as Bubblewrap from "./Bubblewrap.js"
-import * as FishDialect from "./FishDialect.js"
 import * as LinuxInspector from "./LinuxInspector.js"
+import * as NodeDialects from "./NodeDialects.js"
 import * as NodeExec from "./NodeExec.js"
 import * as NodePtyBackend from "./NodePtyBackend.js"
-import * as PowerShellDialect from "./PowerShellDialect.js"
 import * as Reaper from "./Reaper.js"
-import * as ZshDialect from "./ZshDialect.js"
 
 /**
  * The inspector of this platform: `/proc` on Linux; nothing elsewhere (prompts, silence and timeouts).
@@ -36,24 +33,18 @@ export const inspectorLayer: Layer.Layer<ProcessInspector.ProcessInspector> = pr
   : ProcessInspector.layerNoop
 
 /**
- * The shells a session can run as its shell: bash, zsh, fish and PowerShell (`pwsh`; its dialect is not
- * verified against a real pwsh here, see docs/readiness.md).
+ * The shells a session can run as its shell (`NodeDialects.dialects`).
  *
  * @since 0.2.0
  */
-export const dialects: ReadonlyArray<ShellDialect.Dialect> = [
-  BashDialect.dialect,
-  ZshDialect.dialect,
-  FishDialect.dialect,
-  PowerShellDialect.dialect
-]
+export const dialects: ReadonlyArray<ShellDialect.Dialect> = NodeDialects.dialects
 
 /**
  * The registry of `dialects`.
  *
  * @since 0.2.0
  */
-export const dialectsLayer: Layer.Layer<ShellDialects.ShellDialects> = ShellDialects.layer(dialects)
+export const dialectsLayer: Layer.Layer<ShellDialects.ShellDialects> = NodeDialects.dialectsLayer
 
 /**
  * The host's environment (this process's, unless another is given), with an optional trusted mapping from

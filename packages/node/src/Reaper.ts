@@ -1,5 +1,5 @@
 /**
- * Nothing left behind, whatever kills the owner of terminals (DESIGN.md §14). `layerHostExit` is the host-exit
+ * Nothing left behind, whatever kills the owner of terminals (docs/daemon.md). `layerHostExit` is the host-exit
  * guard of `Teardown` plus a reaper process: started detached (its own session and process group, so a signal
  * to the owner's group does not reach it) with a pipe from the owner, told of every tree the owner starts and
  * ends; when the pipe ends — the owner died, by SIGKILL or the OOM killer too — it kills every tree still
@@ -51,7 +51,8 @@ export const reapLeftovers: Effect.Effect<Leftovers> = Effect.sync(() =>
 )
 
 /**
- * The reaper's program: `dist/reaperMain.js` of this package (next to this module once built).
+ * The reaper's program in Node: `dist/reaperMain.js` of this package (next to this module once built), the
+ * fallback when the native helper is not built.
  *
  * @since 0.2.0
  */
@@ -61,48 +62,93 @@ export const reaperProgram = (): string => {
   return fs.existsSync(beside) ? beside : path.resolve(here, "../dist/reaperMain.js")
 }
 
+/**
+ * The reaper's native helper (`native/reaper.c`, built at install into `build/native/`), or `undefined` when it
+ * is not there (no C compiler at install, another platform): then the reaper runs as `reaperProgram()`.
+ *
+ * @since 0.3.0
+ */
+export const nativeReaper = (): string | undefined => {
+  const helper = fileURLToPath(new URL("../build/native/agent-terminal-reaper", import.meta.url))
+  try {
+    fs.accessSync(helper, fs.constants.X_OK)
+    return helper
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One message to the reaper, a line (both reapers read it): `track <root pid> <start time> <cgroup> <marker>`
+ * (the strings in hex, `-` when absent) or `untrack <root pid> <start time>`.
+ *
+ * @since 0.3.0
+ */
+export const reaperLine = (op: "track" | "untrack", tree: Teardown.TrackedTree): string => {
+  const hex = (text: string | undefined) => text === undefined ? "-" : Buffer.from(text, "utf8").toString("hex")
+  return op === "track"
+    ? `track ${tree.rootPid} ${tree.startTime} ${hex(tree.cgroupPath)} ${hex(tree.marker)}\n`
+    : `untrack ${tree.rootPid} ${tree.startTime}\n`
+}
+
 interface Reaper {
   readonly send: (op: "track" | "untrack", tree: Teardown.TrackedTree) => void
 }
 
+/** Said when the reaper has to run in Node. */
+const fallbackWarning = Effect.suspend(() => {
+  if (nativeReaper() !== undefined) return Effect.void
+  return Effect.logWarning(
+    "reaper: the native helper (build/native/agent-terminal-reaper of @agent-terminal/node) is not built, so " +
+      "the reaper runs as a second Node process (~50 MiB); install a C compiler and run `npm rebuild " +
+      "@agent-terminal/node` (agent-terminal doctor reports it)"
+  )
+})
+
 /** The reaper process, restarted (and told every tree again) if it dies while the owner lives. */
 const startReaper = (trees: Set<{ readonly tree: Teardown.TrackedTree }>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      let child: ChildProcess | undefined
-      let stopped = false
-      const write = (line: string) => {
-        try {
-          child?.stdin?.write(line)
-        } catch {
-          // the reaper is gone: its exit handler starts another
+  Effect.zipRight(
+    fallbackWarning,
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        let child: ChildProcess | undefined
+        let stopped = false
+        const write = (line: string) => {
+          try {
+            child?.stdin?.write(line)
+          } catch {
+            // the reaper is gone: its exit handler starts another
+          }
         }
-      }
-      const line = (op: "track" | "untrack", tree: Teardown.TrackedTree) => `${JSON.stringify({ op, tree })}\n`
-      const launch = () => {
-        child = spawn(process.execPath, [reaperProgram(), String(process.pid)], {
-          detached: true,
-          stdio: ["pipe", "ignore", "inherit"]
-        })
-        child.on("error", () => {})
-        child.stdin?.on("error", () => {})
-        child.once("exit", () => {
-          if (!stopped) launch()
-        })
-        child.unref()
-        ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
-        for (const entry of trees) write(line("track", entry.tree))
-      }
-      launch()
-      return {
-        send: (op: "track" | "untrack", tree: Teardown.TrackedTree) => write(line(op, tree)),
-        stop: () => {
-          stopped = true
-          child?.stdin?.end()
+        const helper = nativeReaper()
+        const [command, args] = helper === undefined
+          ? [process.execPath, [reaperProgram(), String(process.pid)]]
+          : [helper, [String(process.pid)]]
+        const launch = () => {
+          child = spawn(command, args, {
+            detached: true,
+            stdio: ["pipe", "ignore", "inherit"]
+          })
+          child.on("error", () => {})
+          child.stdin?.on("error", () => {})
+          child.once("exit", () => {
+            if (!stopped) launch()
+          })
+          child.unref()
+          ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+          for (const entry of trees) write(reaperLine("track", entry.tree))
         }
-      }
-    }),
-    (reaper) => Effect.sync(() => reaper.stop())
+        launch()
+        return {
+          send: (op: "track" | "untrack", tree: Teardown.TrackedTree) => write(reaperLine(op, tree)),
+          stop: () => {
+            stopped = true
+            child?.stdin?.end()
+          }
+        }
+      }),
+      (reaper) => Effect.sync(() => reaper.stop())
+    )
   )
 
 /**

@@ -25,6 +25,10 @@ export * as LinuxInspector from "./LinuxInspector.js"
  */
 export * as MacInspector from "./MacInspector.js"
 /**
+ * @since 0.3.0
+ */
+export * as NodeDialects from "./NodeDialects.js"
+/**
  * @since 0.1.0
  */
 export * as NodeExec from "./NodeExec.js"
@@ -44,6 +48,10 @@ export * as PowerShellDialect from "./PowerShellDialect.js"
  * @since 0.2.0
  */
 export * as Reaper from "./Reaper.js"
+/**
+ * @since 0.3.0
+ */
+export * as SandboxOptions from "./SandboxOptions.js"
 /**
  * @since 0.1.0
  */

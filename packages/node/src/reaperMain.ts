@@ -1,10 +1,12 @@
 /**
- * The reaper process (`node reaperMain.js`): started by a process that owns terminals, detached in its own
- * session and process group, with a pipe from its owner as its stdin. The owner writes each tree it starts
- * and ends, one JSON line each (`{"op":"track"|"untrack","tree":{…}}`). At the end of the pipe — the owner is
- * gone, whatever killed it: SIGKILL and the OOM killer included, the kernel closes the pipe either way — it
- * kills every tree still tracked (`cgroup.kill`, the identity-fenced KILL rounds, and every process carrying a
- * tree's marker), removes their cgroups, says what it did on stderr, and exits.
+ * The reaper process in Node (`node reaperMain.js`), the fallback of the native helper (`native/reaper.c`)
+ * where it is not built: started by a process that owns terminals, detached in its own session and process
+ * group, with a pipe from its owner as its stdin. The owner writes each tree it starts and ends, one line each
+ * (`Reaper.reaperLine`: `track <root pid> <start time> <cgroup, hex> <marker, hex>`, `untrack <root pid>
+ * <start time>`). At the end of the pipe — the owner is gone, whatever killed it: SIGKILL and the OOM killer
+ * included, the kernel closes the pipe either way — it kills every tree still tracked (`cgroup.kill`, the
+ * identity-fenced KILL rounds, and every process carrying a tree's marker), removes their cgroups, says what
+ * it did on stderr, and exits.
  *
  * @since 0.2.0
  */
@@ -21,6 +23,9 @@ const ownerPid = Number(process.argv[2] ?? process.ppid)
 process.stderr.on("error", () => {})
 process.on("SIGPIPE", () => {})
 
+const unhex = (field: string): string | undefined =>
+  field === "-" ? undefined : Buffer.from(field, "hex").toString("utf8")
+
 const say = (line: string) => {
   try {
     process.stderr.write(`agent-terminal reaper: ${line}\n`)
@@ -36,12 +41,12 @@ process.stdin.on("data", (chunk: string) => {
   for (let newline = pending.indexOf("\n"); newline >= 0; newline = pending.indexOf("\n")) {
     const line = pending.slice(0, newline)
     pending = pending.slice(newline + 1)
-    try {
-      const message = JSON.parse(line) as { readonly op: string; readonly tree: TrackedTree }
-      if (message.op === "track") trees.set(keyOf(message.tree), message.tree)
-      else if (message.op === "untrack") trees.delete(keyOf(message.tree))
-    } catch {
-      // not a message
+    const [op, rootPid, startTime, cgroupPath, marker] = line.split(" ")
+    const tree = { rootPid: Number(rootPid), startTime: Number(startTime) }
+    if (!Number.isInteger(tree.rootPid) || !Number.isInteger(tree.startTime)) continue
+    if (op === "untrack") trees.delete(keyOf(tree))
+    else if (op === "track" && cgroupPath !== undefined && marker !== undefined) {
+      trees.set(keyOf(tree), { ...tree, cgroupPath: unhex(cgroupPath), marker: unhex(marker) })
     }
   }
 })

@@ -18,6 +18,7 @@ import type { Captured, CapturedLine, Position } from "./Capture.js"
 import { Capture, omissionLine } from "./Capture.js"
 import * as ContentEnd from "./internal/contentEnd.js"
 import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
+import { canSleep, joinState, restores, serializeScreen, setJoinState } from "./internal/sleep.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
 import { boundStringSequences, coreOf, eraseAbove, recoverFromThrow, SmallOscHandler } from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
@@ -136,15 +137,26 @@ interface RowSink {
 }
 
 const XTERM_SCROLLBACK = 64
+/** What a field of the xterm instance holds once it is released: nothing, until `#awake` sets it again. */
+const released = <A>(): A => undefined as A
+
+/**
+ * How long a terminal stays without output before its xterm instance is released (`sleep`): the timer's check
+ * comes after at least this long, at most twice it. Half a minute: a session an agent is using stays awake
+ * between its sends (a wake costs ~1.7 ms, a release ~2.5 ms), one left alone lets the instance go.
+ *
+ * @since 0.3.0
+ */
+export const QUIET_MS = 30_000
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
 
 /** A row's text from `startCol` to `endCol` (its end), without trailing blanks when `trimRight`. */
 const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
-  line.translateToString(
-    false,
+  ContentEnd.rowText(
+    line,
     startCol,
-    trimRight ? Math.min(endCol ?? line.length, ContentEnd.trimmedLength(line)) : endCol
+    trimRight ? Math.min(endCol ?? line.length, ContentEnd.trimmedLength(line)) : endCol ?? line.length
   )
 
 /**
@@ -155,15 +167,17 @@ const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: 
  */
 export class Emulator {
   readonly log: LineLog.LineLog
-  readonly #terminal: xterm.Terminal
-  readonly #core: Core
+  readonly #hooks: EmulatorHooks
+  readonly #palette = new Palette()
+  #terminal!: xterm.Terminal
+  #core!: Core
   readonly #decoder = new TextDecoder("utf-8")
   /** What receives the rows that scroll off: open captures and watches. */
   #captures: Array<RowSink> = []
-  readonly #disposers: Array<Disposable> = []
-  #normal: CoreBuffer
-  #trimListener: Disposable
-  /** Absolute row of the current normal buffer's first line (moves on a full reset). */
+  #disposers: Array<Disposable> = []
+  #normal!: CoreBuffer
+  #trimListener!: Disposable
+  /** Absolute row of the current normal buffer's first line (moves on a full reset, and at a wake). */
   #origin = 0
   #trimmed = 0
   #harvested = 0
@@ -174,12 +188,38 @@ export class Emulator {
   /** The last bytes written (not copied): where an undecoded character's start is, for `snapshot`. */
   #lastBytes: Uint8Array | undefined
   #serializer: SerializeAddon | undefined
+  /** The screen while the xterm instance is released (`sleep`), and the absolute row of its top. */
+  #asleep:
+    | {
+      readonly screen: string
+      readonly cols: number
+      readonly rows: number
+      readonly top: number
+      readonly joinState: number
+    }
+    | undefined
+  /** The screen is being written back into a new instance: nothing of it is output. */
+  #replaying = false
+  #writes = 0
+  #writesAtArm = 0
+  #quiet: ReturnType<typeof setTimeout> | undefined
+  #disposed = false
 
   constructor(options: EmulatorOptions, hooks: EmulatorHooks) {
     this.log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
+    this.#hooks = hooks
+    this.#start(options.cols, options.rows)
+  }
+
+  /** A new xterm instance with every handler of ours (at construction, and at each wake). */
+  #start(cols: number, rows: number): void {
+    const hooks = this.#hooks
+    const reply = (data: string) => {
+      if (!this.#replaying) hooks.onReply(data)
+    }
     this.#terminal = new xterm.Terminal({
-      cols: options.cols,
-      rows: options.rows,
+      cols,
+      rows,
       scrollback: XTERM_SCROLLBACK,
       allowProposedApi: true,
       logLevel: "off",
@@ -191,28 +231,27 @@ export class Emulator {
     ContentEnd.install(this.#terminal)
     this.#terminal.loadAddon(new Unicode11Addon())
     this.#terminal.unicode.activeVersion = "11"
-    this.#disposers.push(
+    this.#disposers = [
       this.#terminal.parser.registerDcsHandler({ intermediates: "+", final: "q" }, (data) => {
-        hooks.onReply(capabilityReplies(data))
+        reply(capabilityReplies(data))
         return true
       })
-    )
+    ]
     boundStringSequences(this.#core, STRING_PAYLOAD_LIMIT)
     this.#normal = this.#core._bufferService.buffers.normal
     this.#trimListener = this.#listenTrim(this.#normal)
     const markers = new SmallOscHandler(MARKER_PAYLOAD_LIMIT, (payload) => hooks.onMarker(payload, this.cursor()))
-    const palette = new Palette()
     this.#disposers.push(
-      this.#terminal.onData(hooks.onReply),
-      this.#terminal.onBinary(hooks.onReply),
+      this.#terminal.onData(reply),
+      this.#terminal.onBinary(reply),
       this.#core._inputHandler.onColor((requests) => {
-        const answer = palette.handle(requests)
-        if (answer !== "") hooks.onReply(answer)
+        const answer = this.#palette.handle(requests)
+        if (answer !== "") reply(answer)
       }),
       this.#terminal.parser.registerCsiHandler({ final: "t" }, (params) => {
         const answer = windowPixels(Number(params[0] ?? 0), this.#terminal.cols, this.#terminal.rows)
         if (answer === undefined) return false
-        hooks.onReply(answer)
+        reply(answer)
         return true
       }),
       this.#core._inputHandler._parser.registerOscHandler(ShellMarkers.OSC_NUMBER, markers),
@@ -222,7 +261,7 @@ export class Emulator {
       }),
       this.#core._bufferService.buffers.onBufferActivate(() => this.#afterBufferSwitch()),
       this.#core._bufferService.onScroll(() => {
-        if (++this.#scrolls >= HARVEST_BATCH) this.#harvest()
+        if (++this.#scrolls >= HARVEST_BATCH && !this.#replaying) this.#harvest()
       }),
       this.#terminal.parser.registerCsiHandler({ final: "J" }, (params) => this.#eraseInDisplay(params, false)),
       this.#terminal.parser.registerCsiHandler(
@@ -233,10 +272,83 @@ export class Emulator {
   }
 
   /**
+   * Release the xterm instance of a quiet terminal (see `internal/sleep.ts`): nothing is open on it (no
+   * capture, no watch) and its whole state is its screen, its modes and its cursor, which are kept as text.
+   * Whatever is asked of it next — output, the cursor, the screen, a page of the transcript, a snapshot — wakes
+   * it first, into the state it had. The log is the emulator's own and stays. True when it is asleep.
+   */
+  sleep(): boolean {
+    if (this.#asleep !== undefined) return true
+    if (this.#captures.length > 0 || this.#disposed) return false
+    this.#harvest()
+    const cols = this.#terminal.cols
+    const rows = this.#terminal.rows
+    const top = this.#origin + this.#trimmed + this.#normal.ybase
+    if (this.#harvested !== top || !canSleep(this.#core, cols, rows)) return false
+    const screen = serializeScreen(this.#terminal)
+    if (!restores(this.#terminal, this.#core, screen)) return false
+    const join = joinState(this.#core)
+    this.#release()
+    // let the instance go: every use wakes a new one first (`#awake`)
+    this.#terminal = released()
+    this.#core = released()
+    this.#normal = released()
+    this.#trimListener = released()
+    this.#asleep = { screen, cols, rows, top, joinState: join }
+    return true
+  }
+
+  /** Whether the xterm instance is released (see `sleep`). */
+  get asleep(): boolean {
+    return this.#asleep !== undefined
+  }
+
+  /** The xterm instance, back from its text if it was released. */
+  #awake(): void {
+    const asleep = this.#asleep
+    if (asleep === undefined) return
+    this.#asleep = undefined
+    this.#start(asleep.cols, asleep.rows)
+    this.#replaying = true
+    try {
+      this.#core.writeSync(asleep.screen)
+    } finally {
+      this.#replaying = false
+    }
+    setJoinState(this.#core, asleep.joinState)
+    this.#scrolls = 0
+    this.#origin = asleep.top - this.#normal.ybase
+    this.#trimmed = 0
+  }
+
+  #release(): void {
+    for (const disposable of this.#disposers) disposable.dispose()
+    this.#disposers = []
+    this.#trimListener.dispose()
+    this.#serializer = undefined
+    this.#terminal.dispose()
+  }
+
+  /** After output, a quiet moment (`QUIET_MS` without any) lets the instance go: one timer per quiet spell. */
+  #arm(): void {
+    this.#writesAtArm = this.#writes
+    const quiet = setTimeout(() => {
+      this.#quiet = undefined
+      if (this.#writes !== this.#writesAtArm) this.#arm()
+      else this.sleep()
+    }, QUIET_MS)
+    quiet.unref?.()
+    this.#quiet = quiet
+  }
+
+  /**
    * Parse output synchronously: when this returns, markers fired, queries were answered and the screen
    * and the log are up to date. Bytes are decoded as a UTF-8 stream; a string is taken as decoded text.
    */
   write(data: string | Uint8Array): void {
+    this.#awake()
+    this.#writes++
+    if (this.#quiet === undefined && !this.#disposed) this.#arm()
     if (typeof data !== "string") this.#lastBytes = data
     const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true })
     if (text.length > 0) {
@@ -267,12 +379,14 @@ export class Emulator {
 
   /** The cursor's position in the main screen (where the next output will appear). */
   cursor(): Position {
+    this.#awake()
     const buffer = this.#normal
     return { row: this.#origin + this.#trimmed + buffer.ybase + buffer.y, col: buffer.x }
   }
 
   /** Where the main screen's top row is now: everything above it has scrolled into the log. */
   screenTop(): Position {
+    this.#awake()
     return { row: this.#origin + this.#trimmed + this.#normal.ybase, col: 0 }
   }
 
@@ -281,6 +395,7 @@ export class Emulator {
    * build new objects on every read, and a send reads the modes three times.
    */
   get modes(): Modes {
+    this.#awake()
     const modes = this.#core.coreService.decPrivateModes
     const buffers = this.#core._bufferService.buffers
     return {
@@ -297,6 +412,7 @@ export class Emulator {
 
   /** Start collecting what appears from `start` on, keeping at most `budget` bytes of head and of tail. */
   capture(start: Position, budget: number): Capture {
+    this.#awake()
     const capture = new Capture(start, budget, (row, col) => this.#rowText(row, 0, col).length)
     this.#captures = [...this.#captures, capture]
     return capture
@@ -311,6 +427,7 @@ export class Emulator {
     target: Matcher.Pattern,
     options: WatchOptions = {}
   ): OutputWatch {
+    this.#awake()
     const watch = new OutputWatch(start, target, {
       cutAt: (row, col) => this.#rowText(row, 0, col).length,
       live: (from) => this.#liveFrom(from)
@@ -327,6 +444,7 @@ export class Emulator {
 
   /** End a capture and render what it saw up to `end` (default: the cursor). */
   finish(capture: Capture, end: Position = this.cursor()): Captured {
+    this.#awake()
     this.#captures = this.#captures.filter((open) => open !== capture)
     capture.closed = true
     return this.peek(capture, end)
@@ -334,6 +452,7 @@ export class Emulator {
 
   /** Render what a capture saw up to `end` (default: the cursor) and keep it open (a background task's view). */
   peek(capture: Capture, end: Position = this.cursor()): Captured {
+    this.#awake()
     const start = capture.start
     const lines: Array<string> = []
     let current: string | undefined
@@ -374,6 +493,7 @@ export class Emulator {
 
   /** The exact text between two positions of the main screen that are still on it (e.g. a prompt). */
   textBetween(from: Position, to: Position): string {
+    this.#awake()
     if (from.row === to.row) return this.#rowText(from.row, from.col, to.col)
     const parts: Array<string> = []
     for (let row = from.row; row <= to.row; row++) {
@@ -388,6 +508,7 @@ export class Emulator {
    * `first + total - 1`, `offset` counted back from the newest.
    */
   transcript(): { readonly first: number; readonly total: number; readonly line: (index: number) => string } {
+    this.#awake()
     const live = this.#liveLines()
     const logEnd = this.log.endIndex
     const joinsLast = live.length > 0 && live[0]!.wrapped && logEnd > this.log.firstIndex
@@ -412,6 +533,7 @@ export class Emulator {
    * that are empty left out, and the cursor.
    */
   screen(): Screen {
+    this.#awake()
     const buffer = this.#terminal.buffer.active
     const rows: Array<string> = []
     for (let y = 0; y < this.#terminal.rows; y++) {
@@ -430,6 +552,7 @@ export class Emulator {
    * synchronous), so the output written after it continues it exactly.
    */
   snapshot(): Snapshot {
+    this.#awake()
     this.#serializer ??= this.#load(new SerializeAddon())
     const last = this.#lastBytes
     const pending = last === undefined ? new Uint8Array(0) : last.slice(last.length - incompleteTail(last))
@@ -442,20 +565,22 @@ export class Emulator {
   }
 
   resize(cols: number, rows: number): void {
+    this.#awake()
     this.#harvest()
     this.#terminal.resize(cols, rows)
   }
 
+  /** Its xterm instance disposed, its timer stopped; what it held can still be read (a task's last output). */
   dispose(): void {
-    for (const disposable of this.#disposers) disposable.dispose()
-    this.#trimListener.dispose()
+    this.#disposed = true
+    if (this.#quiet !== undefined) clearTimeout(this.#quiet)
     this.#captures = []
-    this.#terminal.dispose()
+    if (this.#asleep === undefined) this.#release()
   }
 
   /** `CSI J` / `CSI ? J`: erasing the scrollback (`3`, as `clear` sends it) drops rows, so they are logged first. */
   #eraseInDisplay(params: ReadonlyArray<number | ReadonlyArray<number>>, respectProtect: boolean): boolean {
-    if (params[0] === 3) this.#harvest()
+    if (params[0] === 3 && !this.#replaying) this.#harvest()
     if (params[0] !== 1) return false
     eraseAbove(this.#core, respectProtect)
     return true
@@ -539,6 +664,7 @@ export class Emulator {
    * full-screen program holds the alternate screen, its rows follow.
    */
   #liveFrom(from: Position): { text: string; continues: boolean } {
+    this.#awake()
     const first = Math.max(from.row, this.#harvested)
     const cursor = this.cursor()
     let text = ""

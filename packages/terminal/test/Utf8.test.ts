@@ -56,6 +56,10 @@ describe("Utf8", () => {
     expect(Utf8.byteLength(s)).toBe(Buffer.byteLength(s, "utf8"))
   })
 
+  it.prop("the count without Node's (another platform) agrees with the encoder", [anyString], ([s]) => {
+    expect(Utf8.countBytes(s)).toBe(new TextEncoder().encode(s).length)
+  })
+
   it("cuts CJK and emoji on code-point boundaries", () => {
     expect(Utf8.cutHead("一二三", 7)).toBe("一二")
     expect(Utf8.cutHead("一二三", 2)).toBe("")

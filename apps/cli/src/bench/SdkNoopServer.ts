@@ -12,13 +12,15 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { RawTerminal } from "./RawPty.js"
+import type { RawTerminal } from "./RawPty.js"
 
 const server = new McpServer({ name: "sdk-noop", version: "0.0.0" })
 server.registerTool("noop", { description: "Does nothing." }, () => ({ content: [{ type: "text", text: "ok" }] }))
 let bash: RawTerminal | undefined
 server.registerTool("pty_true", { description: "true on a raw bash." }, async () => {
   if (bash === undefined) {
+    // loaded at the first call: the no-op server's start (the lean group's cold-start floor) holds no pty
+    const { RawTerminal } = await import("./RawPty.js")
     bash = RawTerminal.bash()
     await bash.next()
   }

@@ -25,6 +25,17 @@ import { reserved } from "./slot.js"
 
 type Begun = Effect.Effect.Success<ReturnType<typeof begin>>
 
+/**
+ * Where the task's output ends: at the prompt the shell printed once the task's command was over (a killed
+ * task's shell, back after its ^C: the prompt is not the task's output, whether or not its text has been read
+ * yet when the task is looked at), else at the cursor.
+ */
+const promptStartSince = (runtime: SessionRuntime, baseline: number): Emulator.Position => {
+  const markers = runtime.shell.since(baseline)
+  const last = markers[markers.length - 1]
+  const start = last?.kind === "D" ? last : last?.kind === "B" ? markers[markers.length - 2] : undefined
+  return start?.kind === "D" ? start.at : runtime.emulator.cursor()
+}
 /** Completes (with `undefined`) once the task waits for input. */
 const waitingForInput = (now: () => boolean, listeners: Set<() => void>): Effect.Effect<undefined> =>
   Effect.async<undefined>((resume) => {
@@ -131,7 +142,12 @@ export const startBackground = (
         output: () =>
           sent.begun === undefined
             ? ""
-            : outputOf(runtime, request, runtime.emulator.peek(sent.begun.capture), sent.begun.baseline),
+            : outputOf(
+              runtime,
+              request,
+              runtime.emulator.peek(sent.begun.capture, promptStartSince(runtime, sent.begun.baseline)),
+              sent.begun.baseline
+            ),
         waitingForInput: () => waiting,
         input: (taskInput) => {
           const humanInControl = runtime.control.refusal(runtime.id)

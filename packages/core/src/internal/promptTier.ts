@@ -94,7 +94,12 @@ export const promptTier = (watch: Watch, progress: PromptProgress): Effect.Effec
         yield* session.activity.changeOrSleep(changed, watch.config.pollIntervalMs)
         continue
       }
-      yield* session.activity.change(changed)
+      // looked at again in each change's callback: while output streams, the fiber wakes only for a prompt
+      yield* session.activity.relevantChangeOrSleep(
+        changed,
+        Number.POSITIVE_INFINITY,
+        () => lookForPrompt(watch, progress)._tag !== "none"
+      )
     }
   })
 
@@ -146,9 +151,19 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
       const quiet = () => {
         if (!decided()) finish(none)
       }
+      /** When output last moved: the quiet timer, when it comes, waits on if output came since it was set. */
+      let lastChange = timers.now()
+      const quietCheck = () => {
+        cancelTimer = undefined
+        if (finished) return
+        const since = timers.now() - lastChange
+        if (since >= 1) quiet()
+        else cancelTimer = timers.after(1 - since, quietCheck)
+      }
+      // one timer for a spell of output, not a timer set and cleared per chunk
       const quietSoon = () => {
-        cancelTimer?.()
-        cancelTimer = timers.after(1, quiet)
+        lastChange = timers.now()
+        cancelTimer ??= timers.after(1, quietCheck)
       }
       // Output pauses for an event-loop turn without a prompt: the `stdin_read` tier's probe is due.
       const pauseFrom = (bytes: number) => {
@@ -166,6 +181,7 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
         }
         : () => {
           cancelTimer?.()
+          cancelTimer = undefined
           if (!decided() && cancelPause === undefined) pauseFrom(session.activity.bytes)
         }
       if (watch.cancel?.cancelled === true) return resume(Effect.succeed(cancelled))

@@ -35,7 +35,14 @@ export const idleTier: Tier = (watch) =>
       if (allowed && silentFor >= wait) {
         return { _tag: "InferredIdle", end: session.emulator.cursor() } satisfies Decisive
       }
-      yield* session.activity.changeOrSleep(changed, allowed ? wait - silentFor : config.pollIntervalMs * 4)
+      // Output only moves the silence's start, which the timer's end checks again; a new marker can change
+      // whether silence counts and how long, so only a marker wakes this wait early.
+      const seq = session.shell.seq
+      yield* session.activity.relevantChangeOrSleep(
+        changed,
+        allowed ? wait - silentFor : config.pollIntervalMs * 4,
+        () => session.shell.seq !== seq
+      )
     }
   })
 

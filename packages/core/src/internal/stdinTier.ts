@@ -8,7 +8,7 @@ import * as StdinEvidence from "../StdinEvidence.js"
 import type { SessionRuntime } from "./session.js"
 import type { Decisive, Watch } from "./settled.js"
 import { commandStart } from "./shellState.js"
-import { afterPoll, Cadence, type Timers } from "./wake.js"
+import { afterPoll, Cadence, onAfterPoll, type Timers } from "./wake.js"
 
 /**
  * A program found waiting has written everything it will print before its wait, but those bytes may still
@@ -35,12 +35,18 @@ const drainOutput = (session: SessionRuntime) =>
  * continuously while it reads, and a flood that would otherwise cost one `/proc` probe per chunk).
  */
 const outputPause = (session: SessionRuntime, timers: Timers, until: number) =>
-  Effect.gen(function*() {
-    while (timers.now() < until) {
-      const bytes = session.activity.bytes
-      yield* afterPoll
-      if (session.activity.bytes === bytes) return
+  Effect.async<void>((resume) => {
+    // one fiber wake for the whole pause: the turns are counted with callbacks, not a fiber resumed per turn
+    let cancel = () => {}
+    const check = (bytes: number) => {
+      cancel = onAfterPoll(() => {
+        if (session.activity.bytes === bytes || timers.now() >= until) resume(Effect.void)
+        else check(session.activity.bytes)
+      })
     }
+    if (timers.now() >= until) return resume(Effect.void)
+    check(session.activity.bytes)
+    return Effect.sync(() => cancel())
   })
 
 /**

@@ -135,6 +135,32 @@ export class Activity {
     })
   }
 
+  /**
+   * Like `changeOrSleep`, but a change wakes the waiter only when `relevant()` holds, asked in the change's
+   * own callback: while output streams, a wait that only some changes can end (a new marker, a prompt under
+   * the cursor) costs a call per chunk, not a fiber woken per chunk.
+   */
+  relevantChangeOrSleep(seen: number, ms: number, relevant: () => boolean): Effect.Effect<boolean> {
+    return Effect.async<boolean>((resume) => {
+      if (this.version !== seen && relevant()) return resume(Effect.succeed(true))
+      const wake = () => {
+        if (!relevant()) return
+        cancel()
+        this.#waiters.delete(wake)
+        resume(Effect.succeed(true))
+      }
+      this.#waiters.add(wake)
+      const cancel = this.timers.after(ms, () => {
+        this.#waiters.delete(wake)
+        resume(Effect.succeed(false))
+      })
+      return Effect.sync(() => {
+        cancel()
+        this.#waiters.delete(wake)
+      })
+    })
+  }
+
   /** True when nothing changes for `ms` after `seen` was taken. */
   quietFor(seen: number, ms: number): Effect.Effect<boolean> {
     return Effect.map(this.changeOrSleep(seen, ms), (moved) => !moved)

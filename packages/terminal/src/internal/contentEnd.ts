@@ -116,3 +116,43 @@ export const trimmedLength = (row: CellRow): number => {
   }
   return 0
 }
+
+/** The content bits of a cell that hold a combined string (`_combined`) rather than a code point. */
+const COMBINED = 0x200000
+const CODE_POINT = 0x1fffff
+
+/** Below this many cells a row's text is xterm's own concatenation (measured: as fast there). */
+const SHORT = 32
+
+/** Code units of a row's text, reused by every call (a row is at most a few hundred cells). */
+let units = new Uint16Array(512)
+
+/**
+ * The text of a row from `start` to `end`: exactly xterm's `translateToString(false, start, end)` (an empty
+ * cell as a space, a wide character once, its second cell skipped), built from the cells' code units at once
+ * instead of one string concatenated per cell (~15 % of the emulator's time on 100-byte lines). Short ranges
+ * (`seq`'s rows), where the concatenation costs as little, and rows with a combined cell (a character with its
+ * combining marks) are left to xterm's own.
+ */
+export const rowText = (
+  row: CellRow & { translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string },
+  start: number,
+  end: number
+): string => {
+  if (end - start < SHORT) return row.translateToString(false, start, end)
+  const data = row._data
+  if (units.length < 2 * (end - start)) units = new Uint16Array(2 * (end - start))
+  let n = 0
+  for (let col = start; col < end;) {
+    const content = data[3 * col]!
+    if ((content & COMBINED) !== 0) return row.translateToString(false, start, end)
+    const code = content & CODE_POINT
+    if (code === 0) units[n++] = 0x20
+    else if (code > 0xffff) {
+      units[n++] = 0xd800 + ((code - 0x10000) >> 10)
+      units[n++] = 0xdc00 + ((code - 0x10000) & 0x3ff)
+    } else units[n++] = code
+    col += content >> 22 || 1
+  }
+  return n === 0 ? "" : String.fromCharCode.apply(null, units.subarray(0, n) as unknown as Array<number>)
+}

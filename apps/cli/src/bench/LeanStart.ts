@@ -1,0 +1,163 @@
+/**
+ * What every agent pays to start the server, against floors started the same way in the same run, in
+ * alternating pairs (the ratio is the median of the pairs' ratios):
+ *
+ * - the cold start: `node bin.js mcp` spawned by the official SDK's client, until the first `true` result
+ *   (initialize, tools/list, terminal_open, terminal_send), against the official SDK's no-op server (as the
+ *   SDK ships, unbundled), spawned the same way, initialize and one call;
+ * - `--help` against `node -e 0`, with a minimal @effect/cli program's `--help` (bundled as ours is) as the
+ *   floor of the CLI library itself.
+ */
+import * as Effect from "effect/Effect"
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import type { RunOptions } from "./Harness.js"
+import { promise, size } from "./Harness.js"
+import { cliBin, sdkServer, stdio } from "./McpPath.js"
+import type { Metric } from "./Metric.js"
+import { comparePaired, distribution } from "./Metric.js"
+import * as Stats from "./Stats.js"
+
+const group = "lean"
+const helpFloor = fileURLToPath(new URL("./HelpFloor.js", import.meta.url))
+
+/** Spawn → connected (initialize) → … → the first `true` result, ms. */
+const coldOurs = () =>
+  promise(async () => {
+    const started = performance.now()
+    const connection = await stdio([cliBin, "mcp"])
+    try {
+      await connection.client.listTools()
+      const opened = await connection.client.callTool({ name: "terminal_open", arguments: {} })
+      const { sessionId } = opened.structuredContent as { readonly sessionId: string }
+      const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
+      const elapsed = performance.now() - started
+      if ((sent.structuredContent as { readonly waitReason?: string }).waitReason !== "prompt") {
+        throw new Error(`true ended with ${JSON.stringify(sent.structuredContent)}`)
+      }
+      return elapsed
+    } finally {
+      await connection.close()
+    }
+  })
+
+/** Spawn → connected (initialize) → one call of the no-op tool, ms. */
+const coldSdk = () =>
+  promise(async () => {
+    const started = performance.now()
+    const connection = await stdio([sdkServer])
+    try {
+      await connection.client.callTool({ name: "noop", arguments: {} })
+      return performance.now() - started
+    } finally {
+      await connection.close()
+    }
+  })
+
+/** The wall time of `node <args>` to its exit, ms. */
+const run = (args: ReadonlyArray<string>) =>
+  Effect.sync(() => {
+    const started = performance.now()
+    const result = spawnSync(process.execPath, [...args], { stdio: ["ignore", "ignore", "ignore"] })
+    if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited with ${result.status}`)
+    return performance.now() - started
+  })
+
+/** `rounds` of each measure, taken in turn (the order rotating), so a slower minute weighs on all alike. */
+const paired = <K extends string>(
+  rounds: number,
+  measures: Record<K, Effect.Effect<number>>
+): Effect.Effect<Record<K, Array<number>>> =>
+  Effect.gen(function*() {
+    const keys = Object.keys(measures) as Array<K>
+    const samples = Object.fromEntries(keys.map((key) => [key, [] as Array<number>])) as Record<K, Array<number>>
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[(i + round) % keys.length]!
+        samples[key].push(yield* measures[key])
+      }
+    }
+    return samples
+  })
+
+/** The cold start of `mcp` and of the SDK's no-op server. */
+export const coldStart = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const rounds = size(options, 9, 3)
+    const samples = yield* paired(rounds, { ours: coldOurs(), sdk: coldSdk() })
+    options.progress(`lean: cold start, ${rounds} pairs`)
+    const floor: Metric = {
+      name: "lean.cold-start.sdk",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(samples.sdk),
+      compared: [],
+      notes: ["the official SDK's no-op server (unbundled, as the SDK ships), spawned with node: initialize + one call"]
+    }
+    const ratio = comparePaired(samples.ours, samples.sdk, floor)
+    const ours: Metric = {
+      name: "lean.cold-start",
+      group,
+      kind: "ours",
+      unit: "ms",
+      ...distribution(samples.ours),
+      compared: [ratio],
+      target: {
+        text: "spawn → first `true` result ≤ 1.5 × the SDK's no-op server (initialize + one call)",
+        met: ratio.ratio === null ? null : ratio.ratio <= 1.5
+      },
+      notes: [
+        "node apps/cli/dist/bin.js mcp spawned by the SDK's client: initialize, tools/list, terminal_open, " +
+        "terminal_send true, until its result; the ratio is the median of the pairs' ratios",
+        `pairs: ${samples.ours.map((v, i) => `${Stats.round(v)}/${Stats.round(samples.sdk[i]!)}`).join(", ")}`
+      ]
+    }
+    return [ours, floor]
+  })
+
+/** `--help` of ours, of a minimal @effect/cli program, and `node -e 0`. */
+export const help = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const rounds = size(options, 15, 5)
+    const samples = yield* paired(rounds, {
+      ours: run([cliBin, "--help"]),
+      node: run(["-e", "0"]),
+      library: run([helpFloor, "--help"])
+    })
+    options.progress(`lean: --help, ${rounds} rounds`)
+    const node: Metric = {
+      name: "lean.help.node",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(samples.node),
+      compared: [],
+      notes: ["node -e 0"]
+    }
+    const libraryRatio = comparePaired(samples.library, samples.node, node)
+    const library: Metric = {
+      name: "lean.help.effect-cli",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(samples.library),
+      compared: [libraryRatio],
+      notes: ["a program of one command and one option on @effect/cli, bundled as ours: the CLI library's own floor"]
+    }
+    const ratio = comparePaired(samples.ours, samples.node, node)
+    const ours: Metric = {
+      name: "lean.help",
+      group,
+      kind: "ours",
+      unit: "ms",
+      ...distribution(samples.ours),
+      compared: [ratio, comparePaired(samples.ours, samples.library, library)],
+      target: {
+        text: "`agent-terminal --help` ≤ 3 × `node -e 0`",
+        met: ratio.ratio === null ? null : ratio.ratio <= 3
+      },
+      notes: ["node apps/cli/dist/bin.js --help to its exit, wall time; ratios are medians of the rounds' ratios"]
+    }
+    return [ours, node, library]
+  })

@@ -1,0 +1,45 @@
+/**
+ * The floor of the lean group's memory and send rows, forked: a bare Node process holding node-pty and
+ * nothing else of ours.
+ *
+ * - `hold <n>`: n raw bashes at their prompt; reports `{ ready: true }` over IPC, then stays until killed (its
+ *   RSS is read from outside, as the server's is).
+ * - `roundtrip <warmup> <n>`: one raw bash; after `warmup` round trips of `true`, reports this process's CPU
+ *   per round trip over n more (`{ cpuUsPerSend }`), and exits.
+ */
+import { RawTerminal } from "./RawPty.js"
+
+const [mode, first, second] = process.argv.slice(2)
+
+const hold = async (n: number) => {
+  const bashes: Array<RawTerminal> = []
+  for (let i = 0; i < n; i++) {
+    const bash = RawTerminal.bash()
+    await bash.next()
+    bashes.push(bash)
+  }
+  process.once("SIGTERM", () => {
+    void Promise.all(bashes.map((bash) => bash.kill())).then(() => process.exit(0))
+  })
+  process.send?.({ ready: true })
+}
+
+const roundTrips = async (warmup: number, n: number) => {
+  const bash = RawTerminal.bash()
+  await bash.next()
+  for (let i = 0; i < warmup; i++) await bash.roundTrip("true\r")
+  const before = process.cpuUsage()
+  for (let i = 0; i < n; i++) await bash.roundTrip("true\r")
+  const used = process.cpuUsage(before)
+  await bash.kill()
+  return { cpuUsPerSend: (used.user + used.system) / n }
+}
+
+const done = (report: object) => process.send?.(report, () => process.exit(0))
+
+if (mode === "hold") void hold(Number(first ?? "1"))
+else if (mode === "roundtrip") void roundTrips(Number(first ?? "500"), Number(second ?? "1000")).then(done)
+else {
+  process.stderr.write(`PtyHolder: unknown mode ${mode}\n`)
+  process.exit(2)
+}

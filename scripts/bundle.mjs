@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// `pnpm build` runs this after `tsc -b`: the CLI (apps/cli) bundled with esbuild into apps/cli/dist, one file per
+// entry point — the `agent-terminal` binary and the bench's forked scripts — and the chunks they share, split
+// so that a command loads only what it runs (dynamic `import()`s: `bench`, `serve`, the host's terminals, the
+// live view, SQLite, the daemon's client). The workspace packages come from their `dist/` (built by tsc, with
+// their source maps, which the bundle's maps chain to). Kept out of the bundle:
+// - the native addons, node-pty and better-sqlite3 (and msgpackr's optional one), loaded from node_modules;
+// - @effect/cli's parsers of configuration files (yaml, toml, ini): no option of ours reads such a file.
+// A module of a workspace package that reads files beside itself (`import.meta.url`: the zsh integration, the
+// live view's assets, the reaper) reads them from that package where it is installed.
+// The module graph goes to apps/cli/build/bundle-meta.json (not published): a test reads it.
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const cli = path.join(root, "apps/cli")
+
+/** The binary. */
+export const entryPoints = { bin: "src/bin.ts" }
+
+/**
+ * Every script the bench forks (`Forked.fork("./X.js")`, beside the binary): a build of their own, so that
+ * they do not cut the binary's chunks finer.
+ */
+export const benchEntryPoints = {
+  MemoryChild: "src/bench/MemoryChild.ts",
+  InMemoryChild: "src/bench/InMemoryChild.ts",
+  DaemonClient: "src/bench/DaemonClient.ts",
+  RpcFloor: "src/bench/RpcFloor.ts",
+  PtyHolder: "src/bench/PtyHolder.ts",
+  IdleChild: "src/bench/IdleChild.ts",
+  FloodChild: "src/bench/FloodChild.ts",
+  HelpFloor: "src/bench/HelpFloor.ts"
+}
+
+/** The native addons (and msgpackr's optional one): required from node_modules at run time. */
+export const external = ["node-pty", "better-sqlite3", "msgpackr-extract"]
+
+const packageOf = /[/\\]packages[/\\]([a-z]+)[/\\](dist[/\\].*\.js)$/
+
+/** `import.meta.url` of a workspace package's module: where that module is in the installed package. */
+const moduleUrl = {
+  name: "module-url",
+  setup(build) {
+    build.onResolve(
+      { filter: /^agent-terminal:module-url$/ },
+      () => ({ path: "module-url", namespace: "agent-terminal" })
+    )
+    build.onLoad({ filter: /.*/, namespace: "agent-terminal" }, () => ({
+      contents: [
+        `import { createRequire } from "node:module"`,
+        `import * as path from "node:path"`,
+        `import { pathToFileURL } from "node:url"`,
+        `const require = createRequire(import.meta.url)`,
+        `/** The URL of \`file\` in the installed package \`name\` (beside its \`dist/index.js\`). */`,
+        `export const moduleUrl = (name, file) =>`,
+        `  pathToFileURL(path.join(path.dirname(path.dirname(require.resolve(name))), file)).href`
+      ].join("\n"),
+      loader: "js",
+      resolveDir: cli
+    }))
+  }
+}
+
+const workspacePackages = ["terminal", "core", "node", "tools", "daemon", "fleet"]
+
+/** Each package's barrel, `export * as Name from "./Module.js"`: name → module. */
+const barrels = Object.fromEntries(workspacePackages.map((name) => {
+  const index = fs.readFileSync(path.join(root, "packages", name, "src/index.ts"), "utf8")
+  return [
+    `@agent-terminal/${name}`,
+    Object.fromEntries([...index.matchAll(/export \* as (\w+) from "\.\/(\w+)\.js"/g)].map((m) => [m[1], m[2]]))
+  ]
+}))
+
+const barrelImport = /(import|export)\s+(type\s+)?\{([^}]*)\}\s*from\s*"(@agent-terminal\/[a-z]+)";?/g
+
+/**
+ * `import { A, B } from "@agent-terminal/x"` as `import * as A from "@agent-terminal/x/A"` (and the same for
+ * `export { … } from`): each module straight from its file, never through the package's barrel. Esbuild splits
+ * by file, so a barrel reached by the eager code and by a lazy chunk would load, eagerly, every module any
+ * chunk takes from it.
+ */
+const barrelToModules = (text, file) =>
+  text.replace(barrelImport, (statement, keyword, typeOnly, names, from) => {
+    if (typeOnly !== undefined) return statement
+    const modules = barrels[from]
+    const specifiers = names.split(",").map((name) => name.trim()).filter((name) =>
+      name !== "" && !name.startsWith("type ")
+    )
+    return specifiers.map((specifier) => {
+      const [name, alias = name] = specifier.split(/\s+as\s+/)
+      if (modules[name] === undefined) throw new Error(`${file}: ${name} is not a module of ${from}`)
+      return keyword === "import"
+        ? `import * as ${alias} from "${from}/${modules[name]}";`
+        : `export * as ${alias} from "${from}/${modules[name]}";`
+    }).join("\n")
+  })
+
+const barrelFree = {
+  name: "barrel-free",
+  setup(build) {
+    build.onLoad({ filter: /[/\\](packages[/\\][a-z]+[/\\]dist|apps[/\\]cli[/\\]src)[/\\].*\.[jt]s$/ }, (args) => {
+      const text = fs.readFileSync(args.path, "utf8")
+      const rewritten = barrelToModules(text, args.path)
+      const url = packageOf.exec(args.path)
+      if (url === null || !rewritten.includes("import.meta.url")) {
+        return {
+          contents: rewritten,
+          loader: args.path.endsWith(".ts") ? "ts" : "js",
+          resolveDir: path.dirname(args.path)
+        }
+      }
+      const [, name, inner] = url
+      const located = `moduleUrl(${JSON.stringify(`@agent-terminal/${name}`)}, ${
+        JSON.stringify(inner.split(path.sep).join("/"))
+      })`
+      return {
+        contents: `import { moduleUrl } from "agent-terminal:module-url"\n${
+          rewritten.replaceAll("import.meta.url", located)
+        }`,
+        loader: "js",
+        resolveDir: path.dirname(args.path)
+      }
+    })
+  }
+}
+
+/** @effect/cli's configuration-file parsers, never called by our options. */
+const noConfigFileParsers = {
+  name: "no-config-file-parsers",
+  setup(build) {
+    build.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) => ({ path: args.path, namespace: "unbundled" }))
+    build.onLoad({ filter: /.*/, namespace: "unbundled" }, (args) => ({
+      contents:
+        `export const parse = () => { throw new Error("agent-terminal does not bundle a ${args.path} parser") }\n`,
+      loader: "js"
+    }))
+  }
+}
+
+export const bundle = async (options = {}) => {
+  const outdir = options.outdir ?? "dist"
+  const dist = path.join(cli, outdir)
+  fs.rmSync(dist, { recursive: true, force: true })
+  const common = {
+    absWorkingDir: cli,
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external,
+    plugins: [moduleUrl, barrelFree, noConfigFileParsers],
+    // `require` for the CommonJS modules in the bundle (and the externals they require).
+    banner: {
+      js:
+        `import { createRequire as __createRequire } from "node:module";const require = __createRequire(import.meta.url);`
+    },
+    minifyWhitespace: options.minify !== false,
+    minifySyntax: options.minify !== false,
+    sourcemap: "linked",
+    sourcesContent: false,
+    metafile: true,
+    legalComments: "none",
+    logLevel: "warning"
+  }
+  const result = await esbuild.build({ ...common, entryPoints, chunkNames: "chunk-[hash]" })
+  await esbuild.build({ ...common, entryPoints: benchEntryPoints, chunkNames: "bench-[hash]" })
+  // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in dist/sdk:
+  // the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of its own).
+  await esbuild.build({
+    absWorkingDir: cli,
+    entryPoints: { SdkNoopServer: "src/bench/SdkNoopServer.ts" },
+    outdir: path.join(outdir, "sdk"),
+    bundle: true,
+    splitting: true,
+    packages: "external",
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: "linked",
+    sourcesContent: false,
+    logLevel: "warning"
+  })
+  fs.chmodSync(path.join(dist, "bin.js"), 0o755)
+  if (outdir === "dist") {
+    fs.mkdirSync(path.join(cli, "build"), { recursive: true })
+    fs.writeFileSync(path.join(cli, "build/bundle-meta.json"), JSON.stringify(result.metafile))
+  }
+  return result
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const result = await bundle()
+  const outputs = Object.entries(result.metafile.outputs).filter(([name]) => name.endsWith(".js"))
+  const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0)
+  process.stderr.write(`bundle: ${outputs.length} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in apps/cli/dist\n`)
+}
