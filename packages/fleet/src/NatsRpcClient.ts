@@ -19,8 +19,8 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
-import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -34,6 +34,7 @@ import {
 } from "./FleetErrors.js"
 import { ClientSession, type Failure } from "./internal/clientSession.js"
 import * as envelope from "./internal/envelope.js"
+import * as ordered from "./internal/ordered.js"
 import { isNoResponders, publish, subscribe } from "./internal/subscription.js"
 import { Nats } from "./Nats.js"
 import * as Subjects from "./Subjects.js"
@@ -74,10 +75,6 @@ export type TransportError = MachineUnavailable | ConnectionLost | MachineRefuse
  */
 export type SessionError = MachineUnavailable | MachineRefused | InvalidName | NotPermitted
 
-type Item =
-  | { readonly _tag: "Responses"; readonly messages: ReadonlyArray<FromServerEncoded> }
-  | { readonly _tag: "Fail"; readonly failure: Failure }
-
 const asClientError = (error: Failure["error"]) =>
   new RpcClientError({ reason: "Protocol", message: error.message, cause: error })
 
@@ -106,7 +103,27 @@ export const makeProtocol = (
       const subject = Subjects.rpc(machine)
       const inbox = `${Subjects.inbox(nats.user)}.${crypto.randomBytes(12).toString("hex")}`
       const parser = serialization.unsafeMake()
-      const items = yield* Effect.acquireRelease(Queue.unbounded<Item>(), Queue.shutdown)
+      // Each call's answers reach the client in the order they came, each as it is read; a stream waiting for
+      // room in its reader's buffer holds up only its own later chunks.
+      const run: ordered.Run = yield* FiberSet.make<void, unknown>().pipe(
+        Effect.flatMap((fibers) => FiberSet.runtime(fibers)())
+      )
+      const lines = new Map<string, ordered.Line>()
+      const toClient = (message: FromServerEncoded) => {
+        if (message._tag !== "Chunk" && message._tag !== "Exit") {
+          return void run(Effect.suspend(() => writeResponse(message)))
+        }
+        const requestId = String(message.requestId)
+        let line = lines.get(requestId)
+        if (line === undefined) {
+          line = new ordered.Line(run, () => lines.delete(requestId))
+          lines.set(requestId, line)
+        }
+        line.offer(Effect.suspend(() => {
+          if (message._tag === "Exit") session.inflight.delete(requestId)
+          return writeResponse(message)
+        }))
+      }
       const assembler = new envelope.Assembler(options.maxFrameBytes ?? 16 * 1024 * 1024)
       const session = new ClientSession(machine, {
         pingIntervalMs: options.pingIntervalMs ?? 200,
@@ -144,8 +161,18 @@ export const makeProtocol = (
       // Every call in flight fails; the machine is told to stop them (at once, or when NATS is back).
       const failWith = (failure: Failure | undefined) => {
         if (failure === undefined) return
-        items.unsafeOffer({ _tag: "Fail", failure })
+        toClient({ _tag: "ClientProtocolError", error: asClientError(failure.error) })
         if (session.connected) interrupt(session.takeInterrupts())
+      }
+      // Chunks taken by the reader, acknowledged together once the messages read with them are handled.
+      const acks = new Map<string, number>()
+      let acksDue = false
+      const sendAcks = () => {
+        acksDue = false
+        if (acks.size === 0) return
+        const body = { acks: [...acks] }
+        acks.clear()
+        if (session.unsendable() === undefined) toMachine(envelope.control(envelope.Client.Acks, body))
       }
       const heartbeat = () =>
         toMachine(envelope.control(envelope.Client.Heartbeat, {
@@ -208,7 +235,7 @@ export const makeProtocol = (
             if (assembled._tag !== "Frame") return
             try {
               const messages = parser.decode(assembled.bytes) as ReadonlyArray<FromServerEncoded>
-              if (messages.length > 0) items.unsafeOffer({ _tag: "Responses", messages })
+              for (const answer of messages) toClient(answer)
             } catch (error) {
               failWith(session.refused(`an answer that does not decode: ${String(error).slice(0, 200)}`))
             }
@@ -250,21 +277,6 @@ export const makeProtocol = (
       phase = { _tag: "Open" }
       yield* Effect.addFinalizer(() => Effect.sync(() => toMachine(envelope.control(envelope.Client.Close))))
 
-      // Answers and failures reach the client in the order they happened.
-      yield* Queue.take(items).pipe(
-        Effect.flatMap((item) => {
-          if (item._tag === "Fail") {
-            return writeResponse({ _tag: "ClientProtocolError", error: asClientError(item.failure.error) })
-          }
-          return Effect.forEach(item.messages, (message) => {
-            if (message._tag === "Exit") session.inflight.delete(String(message.requestId))
-            return writeResponse(message)
-          }, { discard: true })
-        }),
-        Effect.forever,
-        Effect.interruptible,
-        Effect.forkScoped
-      )
       yield* Effect.sync(() => {
         const next = session.tick(Date.now())
         if (next === "ping") heartbeat()
@@ -290,8 +302,20 @@ export const makeProtocol = (
         send: (request: FromClientEncoded) => {
           const unsendable = session.unsendable()
           if (unsendable !== undefined) return Effect.fail(asClientError(unsendable))
+          if (request._tag === "Ack") {
+            return Effect.sync(() => {
+              acks.set(request.requestId, (acks.get(request.requestId) ?? 0) + 1)
+              if (!acksDue) {
+                acksDue = true
+                queueMicrotask(sendAcks)
+              }
+            })
+          }
           if (request._tag === "Request") session.inflight.add(String(request.id))
-          else if (request._tag === "Interrupt") session.inflight.delete(String(request.requestId))
+          else if (request._tag === "Interrupt") {
+            session.inflight.delete(String(request.requestId))
+            acks.delete(request.requestId)
+          }
           return Effect.sync(() => sendFrame(request))
         },
         supportsAck: true,

@@ -15,18 +15,19 @@ import type * as RpcGroup from "@effect/rpc/RpcGroup"
 import type { FromClientEncoded, FromServerEncoded } from "@effect/rpc/RpcMessage"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as RpcServer from "@effect/rpc/RpcServer"
-import type { Msg } from "@nats-io/transport-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import { type InvalidName, MachineNameTaken, type NotPermitted } from "./FleetErrors.js"
 import * as envelope from "./internal/envelope.js"
+import * as machineInput from "./internal/machineInput.js"
+import * as ordered from "./internal/ordered.js"
 import * as serverSessions from "./internal/serverSessions.js"
 import { isNoResponders, publish, subscribe } from "./internal/subscription.js"
 import { Nats } from "./Nats.js"
@@ -59,6 +60,13 @@ export interface Options {
   readonly handshakeTimeoutMs?: number | undefined
   /** The subject of the system's disconnect events (default `$SYS.ACCOUNT.FLEET.DISCONNECT`); `false`: none. */
   readonly disconnectEvents?: string | false | undefined
+  /**
+   * How far a stream may run ahead of its reader: chunks and bytes sent and not yet taken by the client
+   * (default 16 chunks, 1 MiB; 1 chunk is `@effect/rpc`'s own pace, one chunk per round trip).
+   */
+  readonly streamWindow?:
+    | { readonly maxChunks?: number | undefined; readonly maxBytes?: number | undefined }
+    | undefined
 }
 
 /**
@@ -95,18 +103,6 @@ export class Sessions extends Context.Tag("@agent-terminal/fleet/NatsRpcServer/S
  */
 export const userHeader = "x-agent-terminal-nats-user"
 
-const withUser = (message: FromClientEncoded, user: string): FromClientEncoded =>
-  message._tag !== "Request" ? message : {
-    ...message,
-    headers: [...message.headers.filter(([name]) => name.toLowerCase() !== userHeader), [userHeader, user]]
-  }
-
-type Inbound = {
-  readonly session: serverSessions.Session
-  readonly messages: ReadonlyArray<FromClientEncoded>
-  readonly bytes: number
-}
-
 /** Whether another process serves the machine's subject now: it answers a probe, or nothing says "no one". */
 const probe = (nats: Nats["Type"], machine: string) =>
   Effect.gen(function*() {
@@ -142,130 +138,85 @@ export const makeProtocol = (
     const nats = yield* Nats
     const serialization = yield* RpcSerialization.RpcSerialization
     const machine = yield* Subjects.validName("machine", options.machine)
-    const maxPendingFrames = options.maxPendingFrames ?? 1024
-    const maxBufferedBytes = options.maxBufferedBytes ?? 256 * 1024 * 1024
-    // What every session holds, counted before it is held: partial frames and frames waiting to be taken.
-    let buffered = 0
     const sessionTimeoutMs = options.sessionTimeoutMs ?? 5_000
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 5_000
     const disconnects = yield* Mailbox.make<number>()
-    const inbound = yield* Effect.acquireRelease(Queue.unbounded<Inbound>(), Queue.shutdown)
+    const run = yield* FiberSet.make<void, unknown>().pipe(Effect.flatMap((fibers) => FiberSet.runtime(fibers)()))
     const parser = serialization.unsafeMake()
+    let writeRequest!: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>
     const table = serverSessions.make({
       maxSessions: options.maxSessions ?? 1024,
       maxSessionsPerUser: options.maxSessionsPerUser ?? 256,
-      maxFrameBytes: options.maxFrameBytes ?? 16 * 1024 * 1024
-    }, (session) => {
-      buffered -= session.assembler.held
-      session.assembler.reset()
-      if (session.ready) disconnects.unsafeOffer(session.clientId)
+      maxFrameBytes: options.maxFrameBytes ?? 16 * 1024 * 1024,
+      streamWindow: {
+        maxChunks: Math.max(1, options.streamWindow?.maxChunks ?? 16),
+        maxBytes: Math.max(1, options.streamWindow?.maxBytes ?? 1024 * 1024)
+      }
+    }, () =>
+      new ordered.Line(run), (session) => {
+      input.ended(session)
+      if (session.ready) {
+        disconnects.unsafeOffer(session.clientId)
+      }
     })
-    const end = table.end
+    const input = machineInput.make({
+      nats,
+      machine,
+      table,
+      parser,
+      userHeader,
+      maxPendingFrames: options.maxPendingFrames ?? 1024,
+      maxBufferedBytes: options.maxBufferedBytes ?? 256 * 1024 * 1024,
+      toServer: () =>
+        writeRequest
+    })
+    const chunk = () =>
+      (nats.connection.info?.max_payload ?? 1024 * 1024) - 64
 
-    const answer = (inbox: string, kind: number, body: unknown = {}) =>
-      publish(nats, inbox, envelope.control(kind, body))
-    const refuse = (inbox: string, reason: string) => answer(inbox, envelope.Machine.Refused, { reason })
-    const chunk = () => (nats.connection.info?.max_payload ?? 1024 * 1024) - 64
-
-    const onFrame = (session: serverSessions.Session, message: Uint8Array, last: boolean) => {
-      if (buffered + message.length > maxBufferedBytes) {
-        refuse(session.inbox, `the machine holds ${maxBufferedBytes} bytes of input not yet handled`)
-        return end(session)
-      }
-      const held = session.assembler.held
-      const assembled = session.assembler.push(message, last)
-      buffered += session.assembler.held - held
-      if (assembled._tag === "TooLarge") {
-        refuse(session.inbox, `a frame larger than ${session.assembler.maxFrameBytes} bytes`)
-        return end(session)
-      }
-      if (assembled._tag !== "Frame") return
-      let messages: ReadonlyArray<FromClientEncoded>
-      try {
-        messages = parser.decode(assembled.bytes) as ReadonlyArray<FromClientEncoded>
-      } catch (error) {
-        refuse(session.inbox, `a frame that does not decode: ${String(error).slice(0, 200)}`)
-        return end(session)
-      }
-      if (messages.length > 0) {
-        enqueue(session, messages.map((message) => withUser(message, session.user)), assembled.bytes.length)
-      }
-    }
-
-    // The calls a client gave up on (after a failure): no reply subject, the session named by its inbox.
-    const onInterrupt = (data: Uint8Array) => {
-      const request = envelope.body(data, 65_536)
-      const session = typeof request?.inbox === "string" ? table.byInbox(request.inbox) : undefined
-      if (session === undefined || !session.ready || !Array.isArray(request?.ids)) return
-      const messages = request.ids.filter((id): id is string => typeof id === "string")
-        .map((requestId): FromClientEncoded => ({ _tag: "Interrupt", requestId }))
-      if (messages.length > 0) enqueue(session, messages, 0)
-    }
-
-    const enqueue = (session: serverSessions.Session, messages: ReadonlyArray<FromClientEncoded>, bytes: number) => {
-      if (session.pending >= maxPendingFrames) {
-        refuse(session.inbox, `more than ${maxPendingFrames} frames waiting`)
-        return end(session)
-      }
-      session.pending++
-      buffered += bytes
-      inbound.unsafeOffer({ session, messages, bytes })
-    }
-
-    const onMessage = (message: Msg) => {
-      if (message.data[0] === envelope.Client.Interrupt) return onInterrupt(message.data)
-      const inbox = message.reply
-      const user = inbox === undefined ? undefined : Subjects.inboxUser(inbox)
-      const data = message.data
-      if (inbox === undefined || user === undefined || data.length === 0) return
-      const now = Date.now()
-      const kind = data[0]
-      if (kind === envelope.Client.Probe) return answer(inbox, envelope.Machine.Here, { machine })
-      if (kind === envelope.Client.Open) {
-        const request = envelope.body(data)
-        if (request?.v !== envelope.VERSION) {
-          return refuse(inbox, `transport version ${String(request?.v)}; this machine speaks ${envelope.VERSION}`)
+    const send = (clientId: number, response: FromServerEncoded) =>
+      Effect.suspend(() => {
+        const session = table.byClientId(clientId)
+        if (session === undefined) return Effect.void
+        let encoded: Uint8Array | string | undefined
+        try {
+          encoded = parser.encode(response)
+        } catch (cause) {
+          encoded = parser.encode({ _tag: "Defect", defect: String(cause) })
         }
-        const name = typeof request.name === "string" ? request.name.slice(0, 128) : user
-        const opened = table.open(inbox, user, name, serverSessions.bindingOf(request.binding), now)
-        if (typeof opened === "string") return refuse(inbox, opened)
-        return answer(inbox, envelope.Machine.Challenge, { challenge: opened.challenge, attempt: request.attempt })
-      }
-      const session = table.byInbox(inbox)
-      if (session === undefined) {
-        return kind === envelope.Client.Close ? undefined : answer(inbox, envelope.Machine.Gone, { reason: "unknown" })
-      }
-      session.lastSeen = now
-      switch (kind) {
-        case envelope.Client.Confirm: {
-          const challenge = envelope.body(data)?.challenge
-          if (
-            session.ready || typeof challenge !== "string" || challenge.length !== session.challenge.length ||
-            !crypto.timingSafeEqual(Buffer.from(challenge), Buffer.from(session.challenge))
-          ) {
-            refuse(inbox, "the handshake's challenge was not answered")
-            return end(session)
-          }
-          session.ready = true
-          return answer(inbox, envelope.Machine.Ready, { machine, clientId: session.clientId })
+        if (encoded === undefined) return Effect.void
+        const bytes = typeof encoded === "string" ? new TextEncoder().encode(encoded) : encoded
+        const kinds = { part: envelope.Machine.Part, last: envelope.Machine.Frame }
+        for (const piece of envelope.frame(kinds, session.frameNo++, bytes, chunk())) {
+          publish(nats, session.inbox, piece)
         }
-        case envelope.Client.Heartbeat: {
-          const heartbeat = envelope.body(data)
-          table.bind(session, serverSessions.bindingOf(heartbeat?.binding))
-          return answer(inbox, envelope.Machine.Pong, { seq: heartbeat?.seq })
+        if (response._tag === "Chunk") {
+          // Within the stream's window the machine acknowledges the chunk itself: the server goes on at once.
+          return session.credits.sent(response.requestId, bytes.length)
+            ? writeRequest(clientId, { _tag: "Ack", requestId: response.requestId })
+            : Effect.void
         }
-        case envelope.Client.Part:
-        case envelope.Client.Frame:
-          return session.ready ? onFrame(session, data, kind === envelope.Client.Frame) : undefined
-        case envelope.Client.Close:
-          return end(session)
-      }
-    }
+        if (response._tag === "Exit") session.credits.ended(response.requestId)
+        return Effect.void
+      })
+
+    const protocol = yield* RpcServer.Protocol.make((write) => {
+      writeRequest = write
+      return Effect.succeed({
+        disconnects,
+        send,
+        end: () => Effect.void,
+        clientIds: Effect.sync(() => table.readyIds()),
+        initialMessage: Effect.succeedNone,
+        supportsAck: true,
+        supportsTransferables: false,
+        supportsSpanPropagation: false
+      })
+    })
 
     // A user the configuration does not let serve this subject hears so, not that the name is taken.
     yield* Effect.scoped(subscribe(nats, Subjects.rpc(machine), () => undefined))
     yield* probe(nats, machine)
-    yield* subscribe(nats, Subjects.rpc(machine), onMessage)
+    yield* subscribe(nats, Subjects.rpc(machine), input.onMessage)
     if (options.disconnectEvents !== false) {
       yield* subscribe(nats, options.disconnectEvents ?? Subjects.disconnectEvents("FLEET"), (message) => {
         const event = envelope.json(message.data, 65_536)
@@ -282,55 +233,12 @@ export const makeProtocol = (
     // A machine that stops tells each client, so their calls fail now rather than after the pings.
     const stop = Effect.sync(() => {
       for (const session of table.all()) {
-        answer(session.inbox, envelope.Machine.Gone, { reason: "stopping" })
+        input.answer(session.inbox, envelope.Machine.Gone, { reason: "stopping" })
         table.end(session)
       }
     })
     yield* Effect.addFinalizer(() => stop)
 
-    const send = (clientId: number, response: FromServerEncoded) =>
-      Effect.sync(() => {
-        const session = table.byClientId(clientId)
-        if (session === undefined) return
-        let encoded: Uint8Array | string | undefined
-        try {
-          encoded = parser.encode(response)
-        } catch (cause) {
-          encoded = parser.encode({ _tag: "Defect", defect: String(cause) })
-        }
-        if (encoded === undefined) return
-        const bytes = typeof encoded === "string" ? new TextEncoder().encode(encoded) : encoded
-        const kinds = { part: envelope.Machine.Part, last: envelope.Machine.Frame }
-        for (const piece of envelope.frame(kinds, session.frameNo++, bytes, chunk())) {
-          publish(nats, session.inbox, piece)
-        }
-      })
-
-    const protocol = yield* RpcServer.Protocol.make((writeRequest) =>
-      Effect.gen(function*() {
-        yield* Queue.take(inbound).pipe(
-          Effect.flatMap(({ bytes, messages, session }) => {
-            session.pending--
-            buffered -= bytes
-            if (session.ended) return Effect.void
-            return Effect.forEach(messages, (message) => writeRequest(session.clientId, message), { discard: true })
-          }),
-          Effect.forever,
-          Effect.interruptible,
-          Effect.forkScoped
-        )
-        return {
-          disconnects,
-          send,
-          end: () => Effect.void,
-          clientIds: Effect.sync(() => table.readyIds()),
-          initialMessage: Effect.succeedNone,
-          supportsAck: true,
-          supportsTransferables: false,
-          supportsSpanPropagation: false
-        }
-      })
-    )
     const sessions = Sessions.of({
       identify: (clientId) => {
         const session = table.byClientId(clientId)

@@ -36,7 +36,7 @@ layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("an RpcGroup
       expect(Chunk.toReadonlyArray(items)).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1))
     }))
 
-  it.scoped("a stream read as a mailbox (as the daemon's watch is) keeps the machine to the reader's pace", () =>
+  it.scoped("a stream read as a mailbox (as the daemon's watch is) keeps the machine to the reader's pace, alone", () =>
     Effect.gen(function*() {
       const fleet = yield* Fleet
       const counters: Counters = { count: 0, ticks: 0 }
@@ -51,6 +51,9 @@ layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("an RpcGroup
       yield* Effect.sleep("500 millis")
       expect(counters.ticks).toBe(made)
       expect(made).toBeLessThan(200)
+      // The stopped stream holds up only itself: the same session's other calls are answered.
+      const answer = yield* c1.Echo({ text: "meanwhile" }).pipe(Effect.timeout("10 seconds"))
+      expect(answer.text).toBe("meanwhile")
       const next = yield* mailbox.take
       expect(next).toBe(11)
     }))

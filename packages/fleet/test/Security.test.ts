@@ -7,6 +7,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { expect } from "vitest"
 import { FleetRegistry, Nats, NatsRpcServer, Subjects } from "../src/index.js"
+import * as envelope from "../src/internal/envelope.js"
 import { subscribe } from "../src/internal/subscription.js"
 import { machineLayer } from "./fixtures/group.js"
 import { client, Fleet, fleetLayer } from "./support.js"
@@ -79,7 +80,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("the fleet'
       yield* FleetRegistry.createBucket().pipe(Effect.provideService(Nats.Nats, admin))
       yield* Layer.build(machineLayer(fleet.connectOptions("m2"), { machine: "m2" }))
       const raw = yield* Nats.make(fleet.connectOptions("c1"))
-      const open = new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify({ v: 1 }))])
+      const open = new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify({ v: envelope.VERSION }))])
       // The machine may answer the reply subject of what it receives: these would write its registry keys.
       for (const reply of ["$KV.agent-terminal-fleet.m2.forged", "agent-terminal.m.m2.announce"]) {
         raw.connection.publish("agent-terminal.m.m2.rpc", open, { reply })
@@ -107,7 +108,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("the fleet'
             reply: forged
           }
         )
-      send(1, { v: 1 })
+      send(1, { v: envelope.VERSION })
       send(2, { challenge: "0".repeat(32) })
       yield* Effect.promise(() => raw.connection.flush())
       const caller = yield* client(fleet, "c2", "m3")

@@ -1,3 +1,4 @@
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -61,14 +62,22 @@ const rawSession = (connection: Nats.Service, machine: string, name: string) =>
     const control = (kind: number, body: unknown) =>
       send(new Uint8Array([kind, ...new TextEncoder().encode(JSON.stringify(body))]))
     yield* Effect.promise(() => connection.connection.flush())
-    control(1, { v: 1 })
+    control(1, { v: envelope.VERSION })
     yield* Effect.sync(() => challenge).pipe(Effect.repeat({ until: (c) => c !== undefined, schedule: every(10) }))
     control(2, { challenge })
     yield* Effect.sync(() => received.includes(18)).pipe(
       Effect.repeat({ until: (ready) => ready, schedule: every(10) })
     )
-    return { send, received }
+    return { send, control, received }
   })
+
+/** A request of the test group as the frame a client sends. */
+const requestFrame = (frameNo: number, id: string, tag: string, payload: object) =>
+  envelope.single(
+    envelope.Client.Frame,
+    frameNo,
+    RpcSerialization.msgPack.unsafeMake().encode({ _tag: "Request", id, tag, payload, headers: [] }) as Uint8Array
+  )
 
 layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("a machine's client sessions", (it) => {
   it.scoped("a client's NATS connection closes: the system's event ends its session and its calls at once", () =>
@@ -166,7 +175,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("a machine'
           if (message.data[0] === 22) Effect.runSync(Ref.update(refusals, (n) => n + 1))
         }
       })
-      const open = new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify({ v: 1 }))])
+      const open = new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify({ v: envelope.VERSION }))])
       const { answered } = yield* answeredDuring(
         other,
         Effect.promise(async () => {
@@ -184,5 +193,51 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("a machine'
         Effect.timeout("10 seconds")
       )
       yield* sessionsUntil(sessions, 1)
+    }))
+
+  it.scoped("a request sent again while its id still runs waits in its own session; other clients are answered", () =>
+    Effect.gen(function*() {
+      const fleet = yield* Fleet
+      const counters: Counters = { count: 0 }
+      // The attacker sends no heartbeat: its session must not expire before the other client is answered.
+      yield* serve("m2", { sessionTimeoutMs: 600_000 }, counters)
+      const other = yield* client(fleet, "c2", "m2")
+      const raw = yield* Nats.make(fleet.connectOptions("c1"))
+      const attacker = yield* rawSession(raw, "m2", "same-id")
+      // @effect/rpc's server lets the second wait for the first to end: here, ten minutes.
+      attacker.send(requestFrame(0, "7", "Sleep", { ms: 600_000 }))
+      attacker.send(requestFrame(1, "7", "Sleep", { ms: 600_000 }))
+      yield* Effect.promise(() => raw.connection.flush())
+      yield* Effect.sync(() => counters.count).pipe(
+        Effect.repeat({ until: (n) => n === 1, schedule: every(20) }),
+        Effect.timeout("10 seconds")
+      )
+      const answer = yield* other.Echo({ text: "meanwhile" }).pipe(Effect.timeout("10 seconds"))
+      expect(answer.text).toBe("meanwhile")
+    }))
+
+  it.scoped("a stream runs ahead of its client by its window at most; the client's acknowledgements move it on", () =>
+    Effect.gen(function*() {
+      const fleet = yield* Fleet
+      const counters: Counters = { count: 0, ticks: 0 }
+      yield* serve("m3", { streamWindow: { maxChunks: 4 } }, counters)
+      const raw = yield* Nats.make(fleet.connectOptions("c1"))
+      const reader = yield* rawSession(raw, "m3", "window")
+      const chunks = () => reader.received.filter((kind) => kind === envelope.Machine.Frame).length
+      const chunksUntil = (n: number) =>
+        Effect.sync(chunks).pipe(
+          Effect.repeat({ until: (got) => got >= n, schedule: every(10) }),
+          Effect.timeout("10 seconds")
+        )
+      reader.send(requestFrame(0, "1", "Ticks", {}))
+      yield* chunksUntil(4)
+      // Nothing acknowledged: the machine waits (given time to run further if it would).
+      yield* Effect.sleep("500 millis")
+      expect(chunks()).toBe(4)
+      expect(counters.ticks).toBeLessThanOrEqual(5)
+      reader.control(envelope.Client.Acks, { acks: [["1", 2]] })
+      yield* chunksUntil(6)
+      yield* Effect.sleep("500 millis")
+      expect(chunks()).toBe(6)
     }))
 })

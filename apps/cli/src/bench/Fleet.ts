@@ -1,7 +1,9 @@
 /**
  * Many machines: the same `@effect/rpc` group over NATS (a real 3-server cluster, `TestFleet`) and over a Unix
  * socket, in the same run, against the same forked machine: a no-op round trip and a stream's throughput
- * (paired rounds), the time from a machine's SIGKILL to `MachineUnavailable` on a call in flight, the time
+ * (paired rounds), with the floors NATS itself sets (a bare nats.js round trip, and that round trip right after
+ * a call over the socket: what a call over NATS costs when its transport adds nothing) and the CPU each process
+ * spends per call; the time from a machine's SIGKILL to `MachineUnavailable` on a call in flight, the time
  * until a machine is reached again after its client's NATS server is killed, the time until a joining
  * machine is in a client's directory, and the time of a placement.
  */
@@ -25,6 +27,7 @@ import type { Group, RunOptions } from "./Harness.js"
 import { guard, now, size } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { comparePaired, distribution } from "./Metric.js"
+import * as Proc from "./Proc.js"
 import * as Stats from "./Stats.js"
 
 const group = "fleet"
@@ -119,13 +122,53 @@ const floorOf = (connection: Nats.Service) =>
     }
   })
 
+type Mode = "socket" | "nats" | "floor" | "bound"
+
+/** CPU per call of the client (this process), the machine and the NATS servers, µs. */
+interface Cpu {
+  client: number
+  machine: number
+  servers: number
+  calls: number
+}
+
+const cpuMs = (pids: ReadonlyArray<number | undefined>) =>
+  pids.reduce<number>((total, pid) => total + (pid === undefined ? 0 : Proc.stat(pid)?.cpuMs ?? 0), 0)
+
+/** `n` pings of `client`, adding the CPU every process of the call spent to `cpu`. */
+const pingsCounted = (
+  client: Pinger,
+  n: number,
+  cpu: Cpu,
+  pids: { readonly machine: number | undefined; readonly servers: () => ReadonlyArray<number | undefined> }
+) =>
+  Effect.gen(function*() {
+    const client0 = process.cpuUsage()
+    const machine0 = cpuMs([pids.machine])
+    const servers0 = cpuMs(pids.servers())
+    const samples = yield* pings(client, n)
+    const client1 = process.cpuUsage(client0)
+    cpu.client += (client1.user + client1.system) / 1000
+    cpu.machine += cpuMs([pids.machine]) - machine0
+    cpu.servers += cpuMs(pids.servers()) - servers0
+    cpu.calls += n
+    return samples
+  })
+
+const cpuNote = (cpu: Cpu) => {
+  const per = (ms: number) => Math.round(ms / cpu.calls * 1000)
+  return `CPU per call: client ${per(cpu.client)} µs, machine ${per(cpu.machine)} µs, NATS servers ${
+    per(cpu.servers)
+  } µs (${cpu.calls} calls; /proc times, 10 ms ticks)`
+}
+
 const measure = (options: RunOptions) =>
   Effect.gen(function*() {
     const fleet = yield* TestFleet.make()
     const [n1, n2] = [fleet.servers[0]!, fleet.servers[1]!]
     const socket = path.join(fleet.dir, "peer.sock")
     // The machine on one server, the client on another: every call crosses a route, as between two hosts.
-    yield* peer({
+    const machine = yield* peer({
       socket,
       nats: fleet.connectOptions("m1", { servers: [n2.url] }),
       machine: "m1",
@@ -135,18 +178,25 @@ const measure = (options: RunOptions) =>
     const overNats = yield* natsClient(connection, "m1")
     const overSocket = yield* socketClient(socket)
     const floor = yield* floorOf(connection)
-    yield* pings(overNats, 300)
-    yield* pings(overSocket, 300)
-    yield* pings(floor, 300)
+    // A call over the socket, then the bare NATS round trip: the two costs a call over NATS cannot avoid,
+    // in the same processes, one right after the other.
+    const bound: Pinger = { Ping: (payload) => Effect.zipRight(overSocket.Ping(payload), floor.Ping(payload)) }
+    const clients: Record<Mode, Pinger> = { socket: overSocket, nats: overNats, floor, bound }
+    const modes = ["socket", "nats", "floor", "bound"] as const
+    for (const mode of modes) yield* pings(clients[mode], 300)
 
-    options.progress("fleet: round trips, socket, NATS and the bare NATS floor in alternate blocks")
-    const trips = { socket: [] as Array<number>, nats: [] as Array<number>, floor: [] as Array<number> }
+    options.progress("fleet: round trips, socket, NATS, the bare NATS floor and the bound in alternate blocks")
+    const trips = { socket: [], nats: [], floor: [], bound: [] } as Record<Mode, Array<number>>
+    const cpu = Object.fromEntries(
+      modes.map((mode) => [mode, { client: 0, machine: 0, servers: 0, calls: 0 }])
+    ) as Record<Mode, Cpu>
+    const pids = { machine: machine.pid, servers: () => fleet.servers.map((server) => server.pid()) }
     const blocks = size(options, 10, 4)
     const perBlock = size(options, 200, 100)
     for (let i = 0; i < blocks; i++) {
-      trips.socket.push(...(yield* pings(overSocket, perBlock)))
-      trips.nats.push(...(yield* pings(overNats, perBlock)))
-      trips.floor.push(...(yield* pings(floor, perBlock)))
+      for (const mode of modes) {
+        trips[mode].push(...(yield* pingsCounted(clients[mode], perBlock, cpu[mode], pids)))
+      }
     }
 
     options.progress("fleet: a stream's throughput, socket, NATS and the floor in alternate rounds")
@@ -243,12 +293,13 @@ const measure = (options: RunOptions) =>
       placements.push(now() - started)
     }
     fs.rmSync(socket, { force: true })
-    return { trips, rates, unavailable, failover, joins, placements }
+    return { trips, cpu, rates, unavailable, failover, joins, placements }
   }).pipe(Effect.scoped)
 
 const rows = [
   { name: "fleet.rpc.socket", group, unit: "ms" },
   { name: "fleet.rpc.nats.floor", group, unit: "ms" },
+  { name: "fleet.rpc.nats.bound", group, unit: "ms" },
   { name: "fleet.rpc.nats", group, unit: "ms", target: "≤ 3× the Unix socket's round trip (p50, paired)" },
   { name: "fleet.stream.socket", group, unit: "MiB/s" },
   { name: "fleet.stream.nats.floor", group, unit: "MiB/s" },
@@ -276,6 +327,7 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
   })
   const socketTrip = base("fleet.rpc.socket", "ms", "baseline", m.trips.socket)
   const floorTrip = base("fleet.rpc.nats.floor", "ms", "baseline", m.trips.floor)
+  const boundTrip = base("fleet.rpc.nats.bound", "ms", "baseline", m.trips.bound)
   const natsTrip = base("fleet.rpc.nats", "ms", "ours", m.trips.nats)
   const tripRatio = comparePaired(m.trips.nats, m.trips.socket, socketTrip)
   const socketRate = base("fleet.stream.socket", "MiB/s", "baseline", m.rates.socket)
@@ -285,17 +337,39 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
   const target = (name: string) => rows.find((row) => row.name === name)!.target!
   const worst = (samples: ReadonlyArray<number>) => Stats.summarize(samples).max
   return [
-    { ...socketTrip, notes: ["a no-op Ping, @effect/rpc socket protocol over a Unix socket, msgpack"] },
+    {
+      ...socketTrip,
+      notes: ["a no-op Ping, @effect/rpc socket protocol over a Unix socket, msgpack", cpuNote(m.cpu.socket)]
+    },
     {
       ...floorTrip,
       compared: [comparePaired(m.trips.floor, m.trips.socket, socketTrip)],
-      notes: ["a bare nats.js request to an echo on the machine's server, no @effect/rpc: what NATS itself costs"]
+      notes: [
+        "a bare nats.js request to an echo on the machine's server, no @effect/rpc: what NATS itself costs",
+        cpuNote(m.cpu.floor)
+      ]
+    },
+    {
+      ...boundTrip,
+      compared: [comparePaired(m.trips.bound, m.trips.socket, socketTrip)],
+      notes: [
+        "the socket's Ping, then the bare NATS round trip, back to back: a call over NATS whose transport adds " +
+        "nothing to @effect/rpc's work and NATS's (it keeps the socket's own send and read, which NATS replaces)",
+        cpuNote(m.cpu.bound)
+      ]
     },
     {
       ...natsTrip,
-      compared: [tripRatio, comparePaired(m.trips.nats, m.trips.floor, floorTrip)],
+      compared: [
+        tripRatio,
+        comparePaired(m.trips.nats, m.trips.floor, floorTrip),
+        comparePaired(m.trips.nats, m.trips.bound, boundTrip)
+      ],
       target: { text: target("fleet.rpc.nats"), met: tripRatio.ratio === null ? null : tripRatio.ratio <= 3 },
-      notes: ["the same Ping over NATS: client → its server (n1) → route → the machine's server (n2) → machine"]
+      notes: [
+        "the same Ping over NATS: client → its server (n1) → route → the machine's server (n2) → machine",
+        cpuNote(m.cpu.nats)
+      ]
     },
     { ...socketRate, notes: ["a Flood stream of 16 KiB chunks, acked chunk by chunk"] },
     {

@@ -14,7 +14,9 @@ export const Client = {
   Heartbeat: 5,
   Close: 6,
   Probe: 7,
-  Interrupt: 8
+  Interrupt: 8,
+  /** Chunks of streams taken by the client: `{ acks: [[requestId, count], ...] }`. */
+  Acks: 9
 } as const
 
 /** Kinds sent by a machine. */
@@ -29,8 +31,8 @@ export const Machine = {
   Here: 24
 } as const
 
-/** The transport's version: a machine refuses a client of another. */
-export const VERSION = 1
+/** The transport's version: a machine refuses a client of another (2: streams acknowledged in batches). */
+export const VERSION = 2
 
 const HEADER = 9
 const encoder = new TextEncoder()
@@ -72,7 +74,8 @@ export const frame = (
   bytes: Uint8Array,
   chunk: number
 ): Array<Uint8Array> => {
-  const count = Math.max(1, Math.ceil(bytes.length / chunk))
+  if (bytes.length <= chunk) return [single(kinds.last, frameNo, bytes)]
+  const count = Math.ceil(bytes.length / chunk)
   const out: Array<Uint8Array> = []
   for (let part = 0; part < count; part++) {
     const piece = bytes.subarray(part * chunk, Math.min(bytes.length, (part + 1) * chunk))
@@ -85,6 +88,21 @@ export const frame = (
     out.push(message)
   }
   return out
+}
+
+const uint32 = (bytes: Uint8Array, at: number) =>
+  ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0
+
+/** A frame that fits one message: its only part. */
+export const single = (kind: number, frameNo: number, bytes: Uint8Array): Uint8Array => {
+  const message = new Uint8Array(bytes.length + HEADER)
+  message[0] = kind
+  message[1] = frameNo >>> 24
+  message[2] = frameNo >>> 16
+  message[3] = frameNo >>> 8
+  message[4] = frameNo
+  message.set(bytes, HEADER)
+  return message
 }
 
 /** What a part did to the frame being put together. */
@@ -112,7 +130,7 @@ export class Assembler {
   reset(): void {
     this.frameNo = -1
     this.nextPart = 0
-    this.parts = []
+    if (this.parts.length > 0) this.parts = []
     this.size = 0
   }
 
@@ -122,9 +140,8 @@ export class Assembler {
       this.reset()
       return { _tag: "Dropped" }
     }
-    const view = new DataView(message.buffer, message.byteOffset, message.byteLength)
-    const frameNo = view.getUint32(1)
-    const part = view.getUint32(5)
+    const frameNo = uint32(message, 1)
+    const part = uint32(message, 5)
     const piece = message.subarray(HEADER)
     if (part === 0) {
       this.reset()

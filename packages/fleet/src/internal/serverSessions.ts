@@ -6,6 +6,8 @@
 import * as crypto from "node:crypto"
 import type * as Nats from "../Nats.js"
 import { Assembler } from "./envelope.js"
+import type { Line } from "./ordered.js"
+import { Credits, type Window } from "./streamWindow.js"
 
 /** One client's session at this machine. */
 export interface Session {
@@ -20,9 +22,12 @@ export interface Session {
   ended: boolean
   lastSeen: number
   binding: Nats.Binding | undefined
-  /** Decoded batches waiting for the server loop, and their frames' bytes. */
+  /** What the session sent, handed to the server in order. */
+  readonly inbound: Line
+  /** Decoded batches handed to the server and not yet taken, and their frames' bytes. */
   pending: number
-  pendingBytes: number
+  /** How far each of its streams may run ahead of it. */
+  readonly credits: Credits
   /** The next frame number this machine sends the session. */
   frameNo: number
 }
@@ -32,12 +37,13 @@ export interface Limits {
   readonly maxSessions: number
   readonly maxSessionsPerUser: number
   readonly maxFrameBytes: number
+  readonly streamWindow: Window
 }
 
 const bindingKey = (binding: Nats.Binding) => `${binding.server}/${binding.cid}`
 
-/** The table; `onEnd` hears of every session that ends (ready or not). */
-export const make = (limits: Limits, onEnd: (session: Session) => void) => {
+/** The table; `inbound` makes a session's line to the server, `onEnd` hears of every session that ends. */
+export const make = (limits: Limits, inbound: () => Line, onEnd: (session: Session) => void) => {
   let nextClientId = 0
   const byInbox = new Map<string, Session>()
   const byClientId = new Map<number, Session>()
@@ -105,8 +111,9 @@ export const make = (limits: Limits, onEnd: (session: Session) => void) => {
       ended: false,
       lastSeen: now,
       binding: undefined,
+      inbound: inbound(),
       pending: 0,
-      pendingBytes: 0,
+      credits: new Credits(limits.streamWindow),
       frameNo: 0
     }
     bind(session, binding)
