@@ -1,5 +1,5 @@
 /**
- * One-shot runs (the `exec` use case, DESIGN.md §11): a command started without a session, supervised
+ * One-shot runs (the `exec` use case, docs/tools.md): a command started without a session, supervised
  * by an overall timeout and a no-output watchdog, whose whole process tree is ended when it finishes,
  * times out or is killed. A run waits in the foreground for a yield window and then goes on as a task of
  * the `TaskRuntime` (kind `"exec"`), or starts in the background at once; follow-ups (`poll`, `log`,

@@ -1,5 +1,5 @@
 /**
- * People in the loop (DESIGN.md §15): what the live view uses to see every session of every owner, watch
+ * People in the loop (docs/live-view.md): what the live view uses to see every session of every owner, watch
  * any of them, take its keyboard (the control lease), type, resize, and hand it back. Provided by the same
  * layer as `PtyService`, over the same sessions: while a person holds a session's lease the agent's sends,
  * keys and signals fail with `HumanInControl`, and the agent's next send after the hand-back starts with a

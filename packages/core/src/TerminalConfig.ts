@@ -1,5 +1,5 @@
 /**
- * The service's settings: a Schema with the defaults of the design (DESIGN.md §13) and the cross-field
+ * The service's settings: a Schema with the defaults of the design and the cross-field
  * checks, so an invalid combination fails once, at startup, with the field named.
  *
  * @since 0.1.0

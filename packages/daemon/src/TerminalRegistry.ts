@@ -3,7 +3,7 @@
  * terminal and task with its owner, name and status and when and how it ended, and the audit of control
  * changes (for the live view). A restarted daemon reads it to answer an id it held before with
  * `SessionLost`. Behind a Tag: SQLite here (`layerSqlite`), in memory for tests (`layerMemory`), Postgres
- * when terminals spread over machines (DESIGN.md §17). The data path never waits on it for more than a write.
+ * when terminals spread over machines. The data path never waits on it for more than a write.
  *
  * @since 0.2.0
  */

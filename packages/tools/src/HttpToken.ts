@@ -1,5 +1,5 @@
 /**
- * The bearer token every HTTP listener requires (DESIGN.md §16): from `AGENT_TERMINAL_TOKEN`, or from a
+ * The bearer token every HTTP listener requires (docs/security.md): from `AGENT_TERMINAL_TOKEN`, or from a
  * token file — given (`--token-file` / `AGENT_TERMINAL_TOKEN_FILE`) or the default
  * `$AGENT_TERMINAL_STATE_DIR/token` (state directory `~/.agent-terminal`). A missing file is created with
  * 256 random bits, mode 0600, in a directory created 0700, in one step that never overwrites (two servers

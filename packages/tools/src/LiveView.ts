@@ -1,5 +1,5 @@
 /**
- * The live view (DESIGN.md §15): a web page at `/` of the server that owns the terminals, behind
+ * The live view (docs/live-view.md): a web page at `/` of the server that owns the terminals, behind
  * `HttpGuard` — every terminal of every owner live, a control lease a person takes and hands back, the
  * agents' requests for a person, the audit, and the recordings with a player. It runs over `Oversight`
  * (the same sessions the tools drive). xterm.js is served from the installed `@xterm/xterm` and

@@ -1,5 +1,5 @@
 /**
- * The model-facing contract (DESIGN.md §12): each tool's name, description, parameters, result and
+ * The model-facing contract (docs/tools.md): each tool's name, description, parameters, result and
  * errors, built with `@effect/ai` so JSON Schemas, validation and MCP registration come from one place.
  *
  * @since 0.1.0
