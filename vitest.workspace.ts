@@ -10,6 +10,7 @@ export default [
   project("packages/core", "core"),
   project("packages/node", "node"),
   project("packages/tools", "tools"),
+  project("packages/server", "server"),
   project("packages/daemon", "daemon"),
   project("packages/fleet", "fleet"),
   project("apps/cli", "cli"),

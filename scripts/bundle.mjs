@@ -64,7 +64,7 @@ const moduleUrl = {
   }
 }
 
-const workspacePackages = ["terminal", "core", "node", "tools", "daemon", "fleet"]
+const workspacePackages = ["terminal", "core", "node", "tools", "server", "daemon", "fleet"]
 
 /** Each package's barrel, `export * as Name from "./Module.js"`: name → module. */
 const barrels = Object.fromEntries(workspacePackages.map((name) => {

@@ -45,6 +45,7 @@ describe.runIf(fs.existsSync(metaFile))("the bundle (pnpm build)", () => {
       "@effect/sql",
       "msgpackr",
       "packages/tools/",
+      "packages/server/",
       "packages/daemon/dist/RemoteTerminal",
       "packages/node/dist/NodeTerminal",
       "packages/node/dist/Bubblewrap",

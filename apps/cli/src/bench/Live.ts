@@ -13,7 +13,7 @@
  */
 import { Ids, PtyService, Recording, TerminalConfig } from "@agent-terminal/core"
 import { FileRecordings, NodeTerminal } from "@agent-terminal/node"
-import { HttpListener } from "@agent-terminal/tools"
+import { HttpListener } from "@agent-terminal/server"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
