@@ -14,5 +14,6 @@ export default [
   project("packages/daemon", "daemon"),
   project("packages/fleet", "fleet"),
   project("apps/cli", "cli"),
+  project("apps/bench", "bench"),
   project("test", "integration", ["**/*.test.ts"])
 ]

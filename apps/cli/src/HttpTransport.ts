@@ -1,13 +1,13 @@
 /**
  * `agent-terminal mcp --http <port>` and `serve --http <port>`: the options of the HTTP transport
- * (`HttpOptions`) checked into the settings of `@agent-terminal/server`'s `HttpServer` (`McpHttp` at `/mcp`
+ * (`HttpOptions`) checked into the settings of `@agent-terminal/server`'s `WebServer` (`McpHttp` at `/mcp`
  * and the live view behind `HttpGuard`, on a Node server with `HttpListener`'s limits), the token they name,
  * the live view's audit and the sandbox that hides the token file.
  */
 import { Audit } from "@agent-terminal/core"
 import { TerminalRegistry } from "@agent-terminal/daemon"
 import type { Bubblewrap } from "@agent-terminal/node"
-import { HttpGuard, HttpListener, HttpServer, HttpToken, McpHttp } from "@agent-terminal/server"
+import { HttpGuard, HttpListener, HttpToken, McpHttp, WebServer } from "@agent-terminal/server"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,13 +17,13 @@ import type { HttpOptions } from "./HttpOptions.js"
 
 export { flags, type HttpOptions, httpOptions } from "./HttpOptions.js"
 /** The server's settings, checked. */
-export type HttpSettings = HttpServer.HttpSettings
+export type HttpSettings = WebServer.HttpSettings
 
-/** The HTTP server over whatever provides the terminal services (`HttpServer.layer`). */
-export const layer = HttpServer.layer
+/** The HTTP server over whatever provides the terminal services (`WebServer.layer`). */
+export const layer = WebServer.layer
 
-/** Serve MCP over HTTP until interrupted (`HttpServer.serve`). */
-export const serve = HttpServer.serve
+/** Serve MCP over HTTP until interrupted (`WebServer.serve`). */
+export const serve = WebServer.serve
 
 /** An option the server cannot start with. */
 export interface Invalid {

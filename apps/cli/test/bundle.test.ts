@@ -52,7 +52,7 @@ describe.runIf(fs.existsSync(metaFile))("the bundle (pnpm build)", () => {
       "packages/core/dist/internal/service",
       "src/Mcp.ts",
       "src/Serve.ts",
-      "src/bench/Bench.ts"
+      "apps/bench/"
     ]
     expect(modules.filter((m) => heavy.some((h) => m.includes(h)))).toEqual([])
     expect(externals.filter((e) => !e.startsWith("node:"))).toEqual([])

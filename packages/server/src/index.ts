@@ -22,7 +22,7 @@ export * as HttpPath from "./HttpPath.js"
  *
  * @since 0.4.0
  */
-export * as HttpServer from "./HttpServer.js"
+export * as WebServer from "./WebServer.js"
 /**
  * The bearer token of HTTP listeners and its file.
  *

@@ -1,5 +1,5 @@
 /**
- * The HTTP server of agent-terminal: `McpHttp` at `/mcp` and the live view at `/` and `/live/*`, behind
+ * The web server of agent-terminal: `McpHttp` at `/mcp` and the live view at `/` and `/live/*`, behind
  * `HttpGuard` (canonical path, `Host`, `Origin`, bearer token or sign-in cookie, body bound), on a Node
  * server with `HttpListener`'s limits — what `mcp --http` serves in-process and `serve --http` serves from
  * the daemon's terminals.

@@ -1,5 +1,5 @@
 /**
- * The `bench` subcommand as `--help` shows it: its options and the names of its groups, without the groups
+ * The benchmark's command line as `--help` shows it: its options and the names of its groups, without the groups
  * themselves (`Bench`, loaded when a run starts).
  */
 import { Command, Options } from "@effect/cli"
@@ -17,15 +17,17 @@ export const groupNames: ReadonlyArray<string> = [
   "concurrency",
   "idle",
   "transcript",
+  "contract",
   "waitfor",
   "mcp",
   "sandbox",
   "daemon",
   "live",
+  "fleet",
   "lean"
 ]
 
-/** The `bench` subcommand. */
+/** The benchmark's command line. */
 export const command = Command.make("bench", {
   group: Options.text("group").pipe(
     Options.repeated,
