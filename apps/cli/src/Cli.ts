@@ -23,11 +23,11 @@ const demo = Command.make(
   McpOptions.sandboxOptions,
   (options) =>
     lazily(
-      () => import("./Mcp.js"),
-      (Mcp) =>
-        Mcp.withSandbox(
+      () => import("./Settings.js"),
+      (Settings) =>
+        Settings.withSandbox(
           options,
-          (sandbox) => lazily(() => import("./Demo.js"), (Demo) => Demo.run(sandbox, Mcp.limitsInput(options)))
+          (sandbox) => lazily(() => import("./Demo.js"), (Demo) => Demo.run(sandbox, Settings.limitsInput(options)))
         )
     )
 ).pipe(
