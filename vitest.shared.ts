@@ -16,6 +16,7 @@ export const shared: ViteUserConfig = {
       ...alias("core", "packages/core"),
       ...alias("node", "packages/node"),
       ...alias("tools", "packages/tools"),
+      ...alias("server", "packages/server"),
       ...alias("daemon", "packages/daemon"),
       ...alias("fleet", "packages/fleet")
     }

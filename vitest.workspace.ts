@@ -10,8 +10,10 @@ export default [
   project("packages/core", "core"),
   project("packages/node", "node"),
   project("packages/tools", "tools"),
+  project("packages/server", "server"),
   project("packages/daemon", "daemon"),
   project("packages/fleet", "fleet"),
   project("apps/cli", "cli"),
+  project("apps/bench", "bench"),
   project("test", "integration", ["**/*.test.ts"])
 ]

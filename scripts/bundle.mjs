@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// `pnpm build` runs this after `tsc -b`: the CLI (apps/cli) bundled with esbuild into apps/cli/dist, one file per
-// entry point — the `agent-terminal` binary and the bench's forked scripts — and the chunks they share, split
-// so that a command loads only what it runs (dynamic `import()`s: `bench`, `serve`, the host's terminals, the
-// live view, SQLite, the daemon's client). The workspace packages come from their `dist/` (built by tsc, with
+// `pnpm build` runs this after `tsc -b`: the CLI (apps/cli) bundled with esbuild into apps/cli/dist — the
+// `agent-terminal` binary and its chunks, split so that a command loads only what it runs (dynamic `import()`s:
+// `serve`, the host's terminals, the live view, SQLite, the daemon's client) — and the benchmark (apps/bench, not
+// published) into apps/bench/dist: its binary and the scripts it forks, one file per entry point. The workspace packages come from their `dist/` (built by tsc, with
 // their source maps, which the bundle's maps chain to). Kept out of the bundle:
 // - the native addons, node-pty and better-sqlite3 (and msgpackr's optional one), loaded from node_modules;
 // - @effect/cli's parsers of configuration files (yaml, toml, ini): no option of ours reads such a file.
@@ -16,23 +16,23 @@ import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const cli = path.join(root, "apps/cli")
+const bench = path.join(root, "apps/bench")
 
 /** The binary. */
 export const entryPoints = { bin: "src/bin.ts" }
 
-/**
- * Every script the bench forks (`Forked.fork("./X.js")`, beside the binary): a build of their own, so that
- * they do not cut the binary's chunks finer.
- */
+/** The bench's binary and every script it forks (`Forked.fork("./X.js")`, beside it), in apps/bench/dist. */
 export const benchEntryPoints = {
-  MemoryChild: "src/bench/MemoryChild.ts",
-  InMemoryChild: "src/bench/InMemoryChild.ts",
-  DaemonClient: "src/bench/DaemonClient.ts",
-  RpcFloor: "src/bench/RpcFloor.ts",
-  PtyHolder: "src/bench/PtyHolder.ts",
-  IdleChild: "src/bench/IdleChild.ts",
-  FloodChild: "src/bench/FloodChild.ts",
-  HelpFloor: "src/bench/HelpFloor.ts"
+  bin: "src/bin.ts",
+  MemoryChild: "src/MemoryChild.ts",
+  InMemoryChild: "src/InMemoryChild.ts",
+  DaemonClient: "src/DaemonClient.ts",
+  RpcFloor: "src/RpcFloor.ts",
+  PtyHolder: "src/PtyHolder.ts",
+  IdleChild: "src/IdleChild.ts",
+  FloodChild: "src/FloodChild.ts",
+  FleetPeer: "src/FleetPeer.ts",
+  HelpFloor: "src/HelpFloor.ts"
 }
 
 /** The native addons (and msgpackr's optional one): required from node_modules at run time. */
@@ -64,7 +64,7 @@ const moduleUrl = {
   }
 }
 
-const workspacePackages = ["terminal", "core", "node", "tools", "daemon", "fleet"]
+const workspacePackages = ["terminal", "core", "node", "tools", "server", "daemon", "fleet"]
 
 /** Each package's barrel, `export * as Name from "./Module.js"`: name → module. */
 const barrels = Object.fromEntries(workspacePackages.map((name) => {
@@ -102,29 +102,32 @@ const barrelToModules = (text, file) =>
 const barrelFree = {
   name: "barrel-free",
   setup(build) {
-    build.onLoad({ filter: /[/\\](packages[/\\][a-z]+[/\\]dist|apps[/\\]cli[/\\]src)[/\\].*\.[jt]s$/ }, (args) => {
-      const text = fs.readFileSync(args.path, "utf8")
-      const rewritten = barrelToModules(text, args.path)
-      const url = packageOf.exec(args.path)
-      if (url === null || !rewritten.includes("import.meta.url")) {
+    build.onLoad(
+      { filter: /[/\\](packages[/\\][a-z]+[/\\]dist|apps[/\\](cli|bench)[/\\]src)[/\\].*\.[jt]s$/ },
+      (args) => {
+        const text = fs.readFileSync(args.path, "utf8")
+        const rewritten = barrelToModules(text, args.path)
+        const url = packageOf.exec(args.path)
+        if (url === null || !rewritten.includes("import.meta.url")) {
+          return {
+            contents: rewritten,
+            loader: args.path.endsWith(".ts") ? "ts" : "js",
+            resolveDir: path.dirname(args.path)
+          }
+        }
+        const [, name, inner] = url
+        const located = `moduleUrl(${JSON.stringify(`@agent-terminal/${name}`)}, ${
+          JSON.stringify(inner.split(path.sep).join("/"))
+        })`
         return {
-          contents: rewritten,
-          loader: args.path.endsWith(".ts") ? "ts" : "js",
+          contents: `import { moduleUrl } from "agent-terminal:module-url"\n${
+            rewritten.replaceAll("import.meta.url", located)
+          }`,
+          loader: "js",
           resolveDir: path.dirname(args.path)
         }
       }
-      const [, name, inner] = url
-      const located = `moduleUrl(${JSON.stringify(`@agent-terminal/${name}`)}, ${
-        JSON.stringify(inner.split(path.sep).join("/"))
-      })`
-      return {
-        contents: `import { moduleUrl } from "agent-terminal:module-url"\n${
-          rewritten.replaceAll("import.meta.url", located)
-        }`,
-        loader: "js",
-        resolveDir: path.dirname(args.path)
-      }
-    })
+    )
   }
 }
 
@@ -145,6 +148,7 @@ export const bundle = async (options = {}) => {
   const outdir = options.outdir ?? "dist"
   const dist = path.join(cli, outdir)
   fs.rmSync(dist, { recursive: true, force: true })
+  fs.rmSync(path.join(bench, outdir), { recursive: true, force: true })
   const common = {
     absWorkingDir: cli,
     outdir,
@@ -169,12 +173,13 @@ export const bundle = async (options = {}) => {
     logLevel: "warning"
   }
   const result = await esbuild.build({ ...common, entryPoints, chunkNames: "chunk-[hash]" })
-  await esbuild.build({ ...common, entryPoints: benchEntryPoints, chunkNames: "bench-[hash]" })
-  // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in dist/sdk:
-  // the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of its own).
+  await esbuild.build({ ...common, absWorkingDir: bench, entryPoints: benchEntryPoints, chunkNames: "chunk-[hash]" })
+  // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in
+  // apps/bench/dist/sdk: the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of
+  // its own).
   await esbuild.build({
-    absWorkingDir: cli,
-    entryPoints: { SdkNoopServer: "src/bench/SdkNoopServer.ts" },
+    absWorkingDir: bench,
+    entryPoints: { SdkNoopServer: "src/SdkNoopServer.ts" },
     outdir: path.join(outdir, "sdk"),
     bundle: true,
     splitting: true,
@@ -187,6 +192,7 @@ export const bundle = async (options = {}) => {
     logLevel: "warning"
   })
   fs.chmodSync(path.join(dist, "bin.js"), 0o755)
+  fs.chmodSync(path.join(bench, outdir, "bin.js"), 0o755)
   if (outdir === "dist") {
     fs.mkdirSync(path.join(cli, "build"), { recursive: true })
     fs.writeFileSync(path.join(cli, "build/bundle-meta.json"), JSON.stringify(result.metafile))

@@ -15,6 +15,7 @@ export const publishable = [
   "packages/core",
   "packages/node",
   "packages/tools",
+  "packages/server",
   "packages/daemon",
   "packages/fleet",
   "apps/cli"

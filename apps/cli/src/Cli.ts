@@ -1,12 +1,12 @@
 /**
- * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `doctor`, `replay`, `bench`.
+ * The `agent-terminal` command line: `demo`, `mcp`, `serve`, `console`, `doctor`, `replay` (the benchmark is an
+ * app of its own, apps/bench).
  *
  * Only the commands' options are loaded to parse a command line (and for `--help`); each command's module is
  * loaded when it runs, so a command loads what it uses and nothing of the others.
  */
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import * as BenchCommand from "./bench/BenchCommand.js"
 import * as DaemonOptions from "./DaemonOptions.js"
 import type * as Doctor from "./Doctor.js"
 import * as HttpOptions from "./HttpOptions.js"
@@ -23,11 +23,11 @@ const demo = Command.make(
   McpOptions.sandboxOptions,
   (options) =>
     lazily(
-      () => import("./Mcp.js"),
-      (Mcp) =>
-        Mcp.withSandbox(
+      () => import("./Settings.js"),
+      (Settings) =>
+        Settings.withSandbox(
           options,
-          (sandbox) => lazily(() => import("./Demo.js"), (Demo) => Demo.run(sandbox, Mcp.limitsInput(options)))
+          (sandbox) => lazily(() => import("./Demo.js"), (Demo) => Demo.run(sandbox, Settings.limitsInput(options)))
         )
     )
 ).pipe(
@@ -96,7 +96,7 @@ const doctor = Command.make(
 
 const root = Command.make("agent-terminal").pipe(
   Command.withDescription("Persistent, interactive terminal sessions for AI agents."),
-  Command.withSubcommands([demo, mcp, serve, console, doctor, Replay.command, BenchCommand.command])
+  Command.withSubcommands([demo, mcp, serve, console, doctor, Replay.command])
 )
 
 /** Run the CLI with the process's arguments. */

@@ -14,7 +14,8 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as readline from "node:readline"
 import * as Daemon from "./Daemon.js"
-import * as Mcp from "./Mcp.js"
+import type * as McpOptions from "./McpOptions.js"
+import * as Settings from "./Settings.js"
 
 type Event = { readonly _tag: "Line"; readonly line: string } | { readonly _tag: "End" }
 
@@ -290,14 +291,14 @@ export const programWith = (farewell: string) =>
 export const program = programWith("closing the console's sessions…")
 
 /** `agent-terminal console [--daemon [auto]] [settings…] [sandbox…]`. */
-export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.ClientOptions) =>
-  Mcp.withSettings(parsed, (settings, input) =>
-    Mcp.withSandbox(parsed, (sandbox) => {
+export const run = (parsed: McpOptions.SettingsOptions & McpOptions.SandboxOptions & Daemon.ClientOptions) =>
+  Settings.withSettings(parsed, (settings, input) =>
+    Settings.withSandbox(parsed, (sandbox) => {
       const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
       if (!parsed.daemon) {
         return program.pipe(
-          Effect.provide(client.pipe(Layer.provide(Mcp.terminalLayer(input, sandbox)))),
-          Effect.provide(Mcp.stderrLogger)
+          Effect.provide(client.pipe(Layer.provide(Settings.terminalLayer(settings, sandbox)))),
+          Effect.provide(Settings.stderrLogger)
         )
       }
       const named = Option.getOrUndefined(parsed.owner)
@@ -307,12 +308,12 @@ export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.Cl
       return programWith(farewell).pipe(
         Effect.provide(client.pipe(Layer.provide(Daemon.remoteLayer(parsed, input, sandbox, "console")))),
         Effect.catchTags({
-          DaemonUnavailable: (error) => Mcp.daemonRefused(error.message),
-          ProtocolMismatch: (error) => Mcp.daemonRefused(error.message),
-          OwnerRejected: (error) => Mcp.daemonRefused(error.message),
-          SandboxInUse: (error) => Mcp.daemonRefused(error.message),
-          InvalidConfig: (error) => Mcp.daemonRefused(error.message)
+          DaemonUnavailable: (error) => Settings.daemonRefused(error.message),
+          ProtocolMismatch: (error) => Settings.daemonRefused(error.message),
+          OwnerRejected: (error) => Settings.daemonRefused(error.message),
+          SandboxInUse: (error) => Settings.daemonRefused(error.message),
+          InvalidConfig: (error) => Settings.daemonRefused(error.message)
         }),
-        Effect.provide(Mcp.stderrLogger)
+        Effect.provide(Settings.stderrLogger)
       )
     }))

@@ -4,7 +4,7 @@
  * when everything the given options need is there, 1 with the missing pieces named.
  */
 import { Doctor } from "@agent-terminal/node"
-import { HttpToken } from "@agent-terminal/tools"
+import { HttpToken } from "@agent-terminal/server"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -1,32 +1,13 @@
 /**
- * `agent-terminal mcp --http <port>`: the server the options of the HTTP transport (`HttpOptions`) describe —
- * `McpHttp` at `/mcp` behind `HttpGuard` (the bearer token, `Host`, `Origin`, body bound) on a Node server
- * with `HttpListener`'s limits.
+ * `agent-terminal mcp --http <port>` and `serve --http <port>`: the options of the HTTP transport
+ * (`HttpOptions`) checked into the settings of `@agent-terminal/server`'s `WebServer` (`McpHttp` at `/mcp`
+ * and the live view behind `HttpGuard`, on a Node server with `HttpListener`'s limits), the token they name,
+ * the live view's audit and the sandbox that hides the token file.
  */
-import {
-  Audit,
-  type Exec,
-  type Oversight,
-  type PtyService,
-  type TaskRuntime,
-  type TerminalConfig
-} from "@agent-terminal/core"
+import { Audit } from "@agent-terminal/core"
 import { TerminalRegistry } from "@agent-terminal/daemon"
 import type { Bubblewrap } from "@agent-terminal/node"
-import {
-  Deployment,
-  Handlers,
-  HttpGuard,
-  HttpListener,
-  HttpPath,
-  HttpToken,
-  LiveView,
-  McpHttp,
-  WebSessions
-} from "@agent-terminal/tools"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
+import { HttpGuard, HttpListener, HttpToken, McpHttp, WebServer } from "@agent-terminal/server"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -35,24 +16,19 @@ import * as Option from "effect/Option"
 import type { HttpOptions } from "./HttpOptions.js"
 
 export { flags, type HttpOptions, httpOptions } from "./HttpOptions.js"
+/** The server's settings, checked. */
+export type HttpSettings = WebServer.HttpSettings
+
+/** The HTTP server over whatever provides the terminal services (`WebServer.layer`). */
+export const layer = WebServer.layer
+
+/** Serve MCP over HTTP until interrupted (`WebServer.serve`). */
+export const serve = WebServer.serve
 
 /** An option the server cannot start with. */
 export interface Invalid {
   readonly field: string
   readonly message: string
-}
-
-/** The server's settings, checked. */
-export interface HttpSettings {
-  readonly port: number
-  readonly host: string
-  readonly sessionIdleMs: number | undefined
-  readonly ownerIdleMs: number | undefined
-  readonly allowedOrigins: ReadonlyArray<string>
-  readonly allowedHosts: ReadonlyArray<string>
-  readonly maxBodyBytes: number
-  readonly maxSessions: number
-  readonly limits: HttpListener.Limits
 }
 
 const given = <A>(value: Option.Option<A>): A | undefined => Option.getOrUndefined(value)
@@ -143,70 +119,6 @@ export const loadToken = (options: HttpOptions) =>
   }).pipe(Effect.mapError((error): Invalid => ({ field: "token", message: error.message })))
 
 /**
- * MCP over Streamable HTTP at `/mcp`, behind the guard, over whatever provides the terminal services: what
- * `mcp --http` serves in-process and `serve --http` serves from the daemon's terminals.
- */
-export const layer = (
-  settings: TerminalConfig.TerminalConfig,
-  http: HttpSettings,
-  token: HttpToken.Loaded,
-  serverInfo: { readonly name: string; readonly version: string },
-  deployment: Deployment.Deployment = Deployment.all
-) => {
-  const announce = Layer.effectDiscard(
-    HttpServer.addressFormattedWith((address) =>
-      Console.error(`agent-terminal: MCP over Streamable HTTP at ${address}/mcp`).pipe(
-        Effect.zipRight(Console.error(
-          `agent-terminal: the live view at ${address}/ — open ${address}/#token=<the token> (sign in once; ` +
-            "over SSH: ssh -L <port>:127.0.0.1:<port> <host>, then the same address on your machine)"
-        ))
-      )
-    )
-  )
-  const warn = HttpListener.isLoopback(http.host) ? Effect.void : Console.error(
-    `agent-terminal: listening on ${http.host}, beyond this machine: the traffic, the bearer token included, is ` +
-      "plain text. Put TLS in front (a reverse proxy) before using it over a network."
-  )
-  const app = Layer.mergeAll(
-    McpHttp.layer({
-      ...serverInfo,
-      maxResultBytes: settings.maxResultBytes,
-      sessionIdleMs: http.sessionIdleMs,
-      ownerIdleMs: http.ownerIdleMs,
-      maxSessions: http.maxSessions,
-      maxBodyBytes: http.maxBodyBytes,
-      deployment,
-      path: "/mcp"
-    }),
-    LiveView.layer(),
-    Layer.unwrapEffect(Effect.map(WebSessions.WebSessions, (sessions) =>
-      HttpGuard.layer({
-        token: token.token,
-        allowedHosts: http.allowedHosts,
-        allowedOrigins: http.allowedOrigins,
-        maxBodyBytes: http.maxBodyBytes,
-        credentials: LiveView.credentials,
-        sessions,
-        unauthenticated: LiveView.unauthenticated
-      })))
-  ).pipe(Layer.provide(WebSessions.layer()))
-  return HttpListener.withServerTracing(
-    HttpLayerRouter.serve(app, { disableLogger: true, disableListenLog: true, routerConfig: HttpPath.routerConfig })
-  ).pipe(
-    Layer.merge(announce),
-    Layer.merge(Layer.effectDiscard(
-      Console.error(`agent-terminal: ${HttpToken.describe(token.source)}`).pipe(
-        Effect.zipRight(warn)
-      )
-    )),
-    Layer.provide(Handlers.layer),
-    Layer.provideMerge(
-      NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host })
-    )
-  )
-}
-
-/**
  * The audit of the live view in an SQLite file (the registry's `control_audit`), or — if that file cannot be
  * opened — in memory, said on stderr.
  */
@@ -220,16 +132,6 @@ export const auditLayer = (filename: string): Layer.Layer<Audit.Audit> =>
       )
     )
   )
-
-/** Serve MCP over HTTP until interrupted. */
-export const serve = <E>(
-  settings: TerminalConfig.TerminalConfig,
-  http: HttpSettings,
-  token: HttpToken.Loaded,
-  terminals: Layer.Layer<PtyService.PtyService | Oversight.Oversight | TaskRuntime.TaskRuntime | Exec.Exec, E>,
-  serverInfo: { readonly name: string; readonly version: string },
-  deployment: Deployment.Deployment = Deployment.all
-) => Layer.launch(layer(settings, http, token, serverInfo, deployment).pipe(Layer.provide(terminals)))
 
 /**
  * The sandbox with the token file masked too: the default one lies in the state directory, which the sandbox

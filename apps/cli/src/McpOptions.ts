@@ -3,11 +3,17 @@
  * each with an `AGENT_TERMINAL_*` environment fallback: declared apart from the commands, which are loaded
  * only when they run (`--help` loads these and nothing of the server).
  */
-import { Sandbox } from "@agent-terminal/core"
+import { Sandbox, TerminalDefaults } from "@agent-terminal/core"
 import { Options } from "@effect/cli"
 import * as Config from "effect/Config"
 import { integer, type Parsed, text } from "./CliOptions.js"
 import * as HttpOptions from "./HttpOptions.js"
+
+/**
+ * The settings' defaults, the constants `TerminalConfig`'s Schema fills in: the help states each default where
+ * the service sets it, never a second copy (and `--help` loads no Schema for it).
+ */
+export const defaults = TerminalDefaults.defaults
 
 /** The server's name and version as announced in `initialize`. */
 export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
@@ -17,53 +23,59 @@ export const serverInfo = { name: "agent-terminal", version: "0.1.0" }
  * optional, the defaults are the service's. Shared by `mcp` (both transports) and `console`.
  */
 export const settingsOptions = {
-  timeoutMs: integer("timeout-ms", "AGENT_TERMINAL_TIMEOUT_MS", "Default deadline of a send (ms; default 30000)."),
+  timeoutMs: integer(
+    "timeout-ms",
+    "AGENT_TERMINAL_TIMEOUT_MS",
+    `Default deadline of a send (ms; default ${defaults.timeoutMs}).`
+  ),
   idleSilenceMs: integer(
     "idle-silence-ms",
     "AGENT_TERMINAL_IDLE_SILENCE_MS",
-    "Silence after which a send returns as inferred_idle (ms; default 3000)."
+    `Silence after which a send returns as inferred_idle (ms; default ${defaults.idleSilenceMs}).`
   ),
   openTimeoutMs: integer(
     "open-timeout-ms",
     "AGENT_TERMINAL_OPEN_TIMEOUT_MS",
-    "How long an open waits for the first prompt (ms; default 10000)."
+    `How long an open waits for the first prompt (ms; default ${defaults.openTimeoutMs}).`
   ),
   disposeGraceMs: integer(
     "dispose-grace-ms",
     "AGENT_TERMINAL_DISPOSE_GRACE_MS",
-    "Grace between TERM and KILL at close (ms; default 3000)."
+    `Grace between TERM and KILL at close (ms; default ${defaults.disposeGraceMs}).`
   ),
   maxResultBytes: integer(
     "max-result-bytes",
     "AGENT_TERMINAL_MAX_RESULT_BYTES",
-    "Bound of every tool result's text (bytes, at least 64; default 32768)."
+    `Bound of every tool result's text (bytes, at least 64; default ${defaults.maxResultBytes}).`
   ),
   maxInputBytes: integer(
     "max-input-bytes",
     "AGENT_TERMINAL_MAX_INPUT_BYTES",
-    "Bound of one input: a send's text or paste, a task's input, an exec command (bytes; default 1048576)."
+    "Bound of one input: a send's text or paste, a task's input, an exec command " +
+      `(bytes; default ${defaults.maxInputBytes}).`
   ),
   maxReadBytes: integer(
     "max-read-bytes",
     "AGENT_TERMINAL_MAX_READ_BYTES",
-    "Bound of a terminal_read page (bytes; default 262144)."
+    `Bound of a terminal_read page (bytes; default ${defaults.maxReadBytes}).`
   ),
   scrollbackLines: integer(
     "scrollback-lines",
     "AGENT_TERMINAL_SCROLLBACK_LINES",
-    "Transcript lines kept per session (default 10000)."
+    `Transcript lines kept per session (default ${defaults.scrollbackLines}).`
   ),
   scrollbackMaxBytes: integer(
     "scrollback-max-bytes",
     "AGENT_TERMINAL_SCROLLBACK_MAX_BYTES",
-    "Transcript bytes kept per session (default 4194304)."
+    `Transcript bytes kept per session (default ${defaults.scrollbackMaxBytes}).`
   ),
-  cols: integer("cols", "AGENT_TERMINAL_COLS", "Default terminal width (default 160)."),
-  rows: integer("rows", "AGENT_TERMINAL_ROWS", "Default terminal height (default 40)."),
+  cols: integer("cols", "AGENT_TERMINAL_COLS", `Default terminal width (default ${defaults.cols}).`),
+  rows: integer("rows", "AGENT_TERMINAL_ROWS", `Default terminal height (default ${defaults.rows}).`),
   shell: text(
     "shell",
     "AGENT_TERMINAL_SHELL",
-    "The shell of shell sessions that name none: bash (default), zsh, fish or pwsh, or a path to one."
+    "The shell of shell sessions that name none: bash, zsh, fish or pwsh, or a path to one " +
+      `(default ${defaults.shell}).`
   ),
   cwd: text("cwd", "AGENT_TERMINAL_CWD", "Working directory of new sessions (default: the current one)."),
   record: Options.boolean("record").pipe(
@@ -83,45 +95,51 @@ export const settingsOptions = {
   recordingMaxBytes: integer(
     "recording-max-bytes",
     "AGENT_TERMINAL_RECORDING_MAX_BYTES",
-    "A recording stops (and says so) at this size (bytes; default 67108864)."
+    `A recording stops (and says so) at this size (bytes; default ${defaults.recordingMaxBytes}).`
   ),
   controlIdleMs: integer(
     "control-idle-ms",
     "AGENT_TERMINAL_CONTROL_IDLE_MS",
     "A person's control of a terminal in the live view goes back to the agent after this long without input " +
-      "(ms; default 300000)."
+      `(ms; default ${defaults.controlIdleMs}).`
   ),
   recordingsMaxBytes: integer(
     "recordings-max-bytes",
     "AGENT_TERMINAL_RECORDINGS_MAX_BYTES",
-    "All recordings together take at most this much disk (bytes; default 1073741824): the oldest finished " +
+    `All recordings together take at most this much disk (bytes; default ${defaults.recordingsMaxBytes}): ` +
+      "the oldest finished " +
       "ones are removed first, checked at start, before each recording and every 10 minutes."
   ),
   recordingsMaxAgeMs: integer(
     "recordings-max-age-ms",
     "AGENT_TERMINAL_RECORDINGS_MAX_AGE_MS",
-    "A finished recording is removed once it is this old (ms; default 2592000000, 30 days)."
+    "A finished recording is removed once it is this old " +
+      `(ms; default ${defaults.recordingsMaxAgeMs}, ${defaults.recordingsMaxAgeMs / 86_400_000} days).`
   ),
   maxTerminalsPerOwner: integer(
     "max-terminals-per-owner",
     "AGENT_TERMINAL_MAX_TERMINALS_PER_OWNER",
-    "Open terminals one owner may hold (default 32); one more is refused with LimitReached."
+    `Open terminals one owner may hold (default ${defaults.maxTerminalsPerOwner}); one more is refused with ` +
+      "LimitReached."
   ),
   maxTasksPerOwner: integer(
     "max-tasks-per-owner",
     "AGENT_TERMINAL_MAX_TASKS_PER_OWNER",
-    "Live background tasks one owner may hold (default 64); one more is refused with LimitReached."
+    `Live background tasks one owner may hold (default ${defaults.maxTasksPerOwner}); one more is refused ` +
+      "with LimitReached."
   ),
   maxTerminals: integer(
     "max-terminals",
     "AGENT_TERMINAL_MAX_TERMINALS",
-    "Open terminals of every owner together (default 256; its last sixteenth kept for owners who hold none); " +
+    `Open terminals of every owner together (default ${defaults.maxTerminals}; its last sixteenth kept for ` +
+      "owners who hold none); " +
       "one more is refused with LimitReached naming this cap."
   ),
   maxTasks: integer(
     "max-tasks",
     "AGENT_TERMINAL_MAX_TASKS",
-    "Live background tasks of every owner together (default 1024); one more is refused with LimitReached."
+    `Live background tasks of every owner together (default ${defaults.maxTasks}); one more is refused with ` +
+      "LimitReached."
   )
 }
 
@@ -176,7 +194,7 @@ export const sandboxOptions = {
     "pids-max",
     "AGENT_TERMINAL_PIDS_MAX",
     "At most this many processes and threads per session, where the host delegates cgroup v2's pids " +
-      "controller (default 4096; 0: no limit)."
+      `controller (default ${defaults.pidsMax}; 0: no limit).`
   ),
   memoryMaxBytes: integer(
     "memory-max-bytes",

@@ -17,8 +17,9 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as HttpTransport from "./HttpTransport.js"
-import * as Mcp from "./Mcp.js"
+import * as McpOptions from "./McpOptions.js"
 import type { ServeOptions } from "./ServeOptions.js"
+import * as Settings from "./Settings.js"
 
 export { options, type ServeOptions } from "./ServeOptions.js"
 
@@ -46,17 +47,17 @@ const httpOf = (parsed: ServeOptions) => {
 
 /** `agent-terminal serve [--socket P] [--http PORT] [--detached-ttl MS] [--log-file F] [settings…]`. */
 export const run = (parsed: ServeOptions) => {
-  const logger = Option.match(parsed.logFile, { onNone: () => Mcp.stderrLogger, onSome: fileLogger })
-  return Mcp.withSettings(
+  const logger = Option.match(parsed.logFile, { onNone: () => Settings.stderrLogger, onSome: fileLogger })
+  return Settings.withSettings(
     parsed,
-    (settings, input) =>
-      Mcp.withSandbox(parsed, (sandbox) =>
+    (settings) =>
+      Settings.withSandbox(parsed, (sandbox) =>
         Either.match(httpOf(parsed), {
-          onLeft: (invalid) => Mcp.refuse(invalid.field, invalid.message),
+          onLeft: (invalid) => Settings.refuse(invalid.field, invalid.message),
           onRight: (http) => {
             const detachedTtlMs = Option.getOrUndefined(parsed.detachedTtl)
             if (detachedTtlMs !== undefined && !(detachedTtlMs > 0)) {
-              return Mcp.refuse(
+              return Settings.refuse(
                 "detachedTtl",
                 `invalid configuration detachedTtl: must be positive, got ${detachedTtlMs}`
               )
@@ -70,8 +71,12 @@ export const run = (parsed: ServeOptions) => {
             const unconfined: Bubblewrap.Options = sandbox ?? { mode: "danger-full-access", network: "host" }
             // The live view's audit goes into the registry (control_audit); recordings under the state directory.
             const terminalsWith = (confined: Bubblewrap.Options) =>
-              NodeTerminal.layer(input, { sandbox: confined, reaper: true, killOnSignals: false }).pipe(
-                Layer.provide(Layer.merge(TerminalRegistry.auditLayer, Mcp.recordingsLayer(input))),
+              NodeTerminal.layerFromSettings({ sandbox: confined, reaper: true, killOnSignals: false }).pipe(
+                Layer.provide(Layer.mergeAll(
+                  TerminalRegistry.auditLayer,
+                  Settings.recordingsLayer(settings),
+                  Settings.settingsLayer(settings)
+                )),
                 Layer.provideMerge(registry)
               )
             const app = Option.match(http, {
@@ -81,7 +86,7 @@ export const run = (parsed: ServeOptions) => {
                   Effect.mapError((invalid) => new InvalidToken({ message: invalid.message })),
                   Effect.map((token) =>
                     Layer.launch(
-                      Layer.merge(daemon, HttpTransport.layer(settings, http, token, Mcp.serverInfo)).pipe(
+                      Layer.merge(daemon, HttpTransport.layer(settings, http, token, McpOptions.serverInfo)).pipe(
                         Layer.provide(terminalsWith(HttpTransport.hidingToken(unconfined, token) ?? unconfined))
                       )
                     )
@@ -100,7 +105,7 @@ export const run = (parsed: ServeOptions) => {
               Effect.catchTags({
                 SocketUnavailable: (error) => stop(error.message),
                 RegistryError: (error) => stop(error.message),
-                InvalidToken: (error) => Mcp.refuse("token", `agent-terminal cannot start: ${error.message}`)
+                InvalidToken: (error) => Settings.refuse("token", `agent-terminal cannot start: ${error.message}`)
               })
             )
           }

@@ -45,13 +45,14 @@ describe.runIf(fs.existsSync(metaFile))("the bundle (pnpm build)", () => {
       "@effect/sql",
       "msgpackr",
       "packages/tools/",
+      "packages/server/",
       "packages/daemon/dist/RemoteTerminal",
       "packages/node/dist/NodeTerminal",
       "packages/node/dist/Bubblewrap",
       "packages/core/dist/internal/service",
       "src/Mcp.ts",
       "src/Serve.ts",
-      "src/bench/Bench.ts"
+      "apps/bench/"
     ]
     expect(modules.filter((m) => heavy.some((h) => m.includes(h)))).toEqual([])
     expect(externals.filter((e) => !e.startsWith("node:"))).toEqual([])

@@ -11,6 +11,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidConfig } from "./Errors.js"
 import { bounds } from "./Session.js"
+import { defaults } from "./TerminalDefaults.js"
 
 const positive = (name: string, fallback: number) =>
   Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: name })), {
@@ -23,70 +24,70 @@ const positive = (name: string, fallback: number) =>
  * @since 0.1.0
  */
 export const TerminalConfigSchema = Schema.Struct({
-  pollIntervalMs: positive("pollIntervalMs", 50),
-  exactProbeAfterMs: positive("exactProbeAfterMs", 150),
-  idleSilenceMs: positive("idleSilenceMs", 3000),
-  handoffGraceMs: positive("handoffGraceMs", 500),
-  timeoutMs: positive("timeoutMs", 30_000),
-  openTimeoutMs: positive("openTimeoutMs", 10_000),
-  disposeGraceMs: positive("disposeGraceMs", 3000),
-  scrollbackLines: positive("scrollbackLines", 10_000),
-  scrollbackMaxBytes: positive("scrollbackMaxBytes", 4 * 1024 * 1024),
-  maxReadBytes: positive("maxReadBytes", 256 * 1024),
-  maxResultBytes: positive("maxResultBytes", 32 * 1024),
+  pollIntervalMs: positive("pollIntervalMs", defaults.pollIntervalMs),
+  exactProbeAfterMs: positive("exactProbeAfterMs", defaults.exactProbeAfterMs),
+  idleSilenceMs: positive("idleSilenceMs", defaults.idleSilenceMs),
+  handoffGraceMs: positive("handoffGraceMs", defaults.handoffGraceMs),
+  timeoutMs: positive("timeoutMs", defaults.timeoutMs),
+  openTimeoutMs: positive("openTimeoutMs", defaults.openTimeoutMs),
+  disposeGraceMs: positive("disposeGraceMs", defaults.disposeGraceMs),
+  scrollbackLines: positive("scrollbackLines", defaults.scrollbackLines),
+  scrollbackMaxBytes: positive("scrollbackMaxBytes", defaults.scrollbackMaxBytes),
+  maxReadBytes: positive("maxReadBytes", defaults.maxReadBytes),
+  maxResultBytes: positive("maxResultBytes", defaults.maxResultBytes),
   /** The bound of one input: a send's `text` or `paste`, a task's input, an `exec` command (UTF-8 bytes). */
-  maxInputBytes: positive("maxInputBytes", 1024 * 1024),
-  cols: positive("cols", 160),
-  rows: positive("rows", 40),
+  maxInputBytes: positive("maxInputBytes", defaults.maxInputBytes),
+  cols: positive("cols", defaults.cols),
+  rows: positive("rows", defaults.rows),
   /** Let silence end a send even while the shell reports a command running. */
-  idleWhileRunning: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  idleWhileRunning: Schema.optionalWith(Schema.Boolean, { default: () => defaults.idleWhileRunning }),
   /**
    * The shell a `shell` session runs unless the open names one: a dialect's name (`bash`, `zsh`, `fish`,
    * `pwsh`) or a path whose basename names one.
    */
-  shell: Schema.optionalWith(Schema.String, { default: () => "bash" }),
+  shell: Schema.optionalWith(Schema.String, { default: (): string => defaults.shell }),
   /** Working directory of new sessions when none is given. */
   defaultCwd: Schema.optional(Schema.String),
   /** A one-shot run's overall bound (`exec`): 30 min; the tree is killed when it passes. 0: none. */
-  execTimeoutMs: positive("execTimeoutMs", 1_800_000),
+  execTimeoutMs: positive("execTimeoutMs", defaults.execTimeoutMs),
   /** A one-shot run's no-output watchdog: 10 min without output or input kills the tree. 0: none. */
-  execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", 600_000),
+  execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", defaults.execNoOutputTimeoutMs),
   /** How long a foreground run (and a waiting `process poll`) holds the call before it returns a task id. */
-  execYieldMs: positive("execYieldMs", 30_000),
+  execYieldMs: positive("execYieldMs", defaults.execYieldMs),
   /** Open (and opening) terminals one owner may hold; one more is refused with `LimitReached`. */
-  maxTerminalsPerOwner: positive("maxTerminalsPerOwner", 32),
+  maxTerminalsPerOwner: positive("maxTerminalsPerOwner", defaults.maxTerminalsPerOwner),
   /** Live background tasks (background sends, one-shot runs) one owner may hold; one more is `LimitReached`. */
-  maxTasksPerOwner: positive("maxTasksPerOwner", 64),
+  maxTasksPerOwner: positive("maxTasksPerOwner", defaults.maxTasksPerOwner),
   /**
    * Open (and opening) terminals of every owner together; one more is `LimitReached` (scope `server`). The
    * last sixteenth of them is kept for owners who hold none, so that many owners of one client cannot lock
    * out everyone else.
    */
-  maxTerminals: positive("maxTerminals", 256),
+  maxTerminals: positive("maxTerminals", defaults.maxTerminals),
   /** Live background tasks of every owner together; one more is `LimitReached` (scope `server`). */
-  maxTasks: positive("maxTasks", 1024),
+  maxTasks: positive("maxTasks", defaults.maxTasks),
   /**
    * At most this many processes and threads in one session (or one-shot run), all of its tree together
    * (cgroup `pids.max`, where the host delegates the controller). 0: no limit.
    */
-  pidsMax: positive("pidsMax", 4096),
+  pidsMax: positive("pidsMax", defaults.pidsMax),
   /**
    * At most this much memory for one session's tree (cgroup `memory.max`, where the host delegates the
    * controller), in bytes. Default: half of the host's memory. 0: no limit.
    */
   memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" }))),
   /** A person's control lease (the live view) ends after this long without their input: 5 min. */
-  controlIdleMs: positive("controlIdleMs", 300_000),
+  controlIdleMs: positive("controlIdleMs", defaults.controlIdleMs),
   /** Record every session (asciicast v2), not only those opened with `record: true`. */
-  recordAll: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  recordAll: Schema.optionalWith(Schema.Boolean, { default: () => defaults.recordAll }),
   /** Recordings include input events (`i`), what a person typed with echo off redacted to its length. */
-  recordInput: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  recordInput: Schema.optionalWith(Schema.Boolean, { default: () => defaults.recordInput }),
   /** A recording stops (and says so) once its file would pass this many bytes: 64 MiB. */
-  recordingMaxBytes: positive("recordingMaxBytes", 64 * 1024 * 1024),
+  recordingMaxBytes: positive("recordingMaxBytes", defaults.recordingMaxBytes),
   /** All recordings together take at most this many bytes (older ones are removed first): 1 GiB. */
-  recordingsMaxBytes: positive("recordingsMaxBytes", 1024 * 1024 * 1024),
+  recordingsMaxBytes: positive("recordingsMaxBytes", defaults.recordingsMaxBytes),
   /** A finished recording is removed once it is this old (ms): 30 days. */
-  recordingsMaxAgeMs: positive("recordingsMaxAgeMs", 30 * 24 * 3600 * 1000)
+  recordingsMaxAgeMs: positive("recordingsMaxAgeMs", defaults.recordingsMaxAgeMs)
 })
 
 /**

@@ -84,6 +84,13 @@ export * as TaskRuntime from "./TaskRuntime.js"
 export * as TerminalConfig from "./TerminalConfig.js"
 
 /**
+ * The defaults of the service's settings, as constants (no Schema loaded).
+ *
+ * @since 0.4.0
+ */
+export * as TerminalDefaults from "./TerminalDefaults.js"
+
+/**
  * @since 0.2.0
  */
 export * as Validation from "./Validation.js"

@@ -73,55 +73,67 @@ export const sandboxLayer = (options?: Bubblewrap.Options) =>
   options === undefined ? Sandbox.layerNone : Bubblewrap.layer(options)
 
 /**
- * `PtyService`, `Exec` (one-shot runs), `ProcessInspector` and `TaskRuntime` for this host, with validated
- * settings.
+ * How `layer` and `layerFromSettings` wire this host.
+ *
+ * @since 0.4.0
+ */
+export interface Options {
+  readonly trustedEnv?: Readonly<Record<string, string>>
+  /** The host environment sessions start from (default: this process's). */
+  readonly hostEnv?: Readonly<Record<string, string | undefined>>
+  /** Confine sessions with bubblewrap (default: no sandbox, `danger-full-access`). */
+  readonly sandbox?: Bubblewrap.Options
+  /** `sweep`: never a cgroup, always the identity-fenced sweep (default `auto`: a cgroup where possible). */
+  readonly containment?: "auto" | "sweep"
+  /**
+   * Start a reaper process that kills every tree this process owns when it dies without running any
+   * handler (SIGKILL, the OOM killer): `Reaper.layerHostExit`. Default `false` (the host-exit guard only).
+   */
+  readonly reaper?: boolean
+  /**
+   * `false`: leave SIGINT, SIGTERM and SIGHUP to the program, which closes its sessions gracefully itself
+   * (the daemon does); trees are still killed at `exit` and, with `reaper`, when the process dies. Default `true`.
+   */
+  readonly killOnSignals?: boolean
+}
+
+/**
+ * `PtyService`, `Exec` (one-shot runs), `ProcessInspector` and `TaskRuntime` for this host, over the settings
+ * in context (`TerminalConfig.TerminalSettings`, validated once by whoever provides them): the service, the
+ * task runtime and the exec supervisor all read that one value.
+ *
+ * @since 0.4.0
+ */
+export const layerFromSettings = (options: Options = {}) => {
+  const host = Layer.mergeAll(
+    dialectsLayer,
+    hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
+    sandboxLayer(options.sandbox)
+  )
+  return options.reaper === true
+    ? NodeExec.layerWithoutTeardown.pipe(
+      Layer.provideMerge(PtyService.layer),
+      Layer.provideMerge(inspectorLayer),
+      Layer.provideMerge(TaskRuntime.layerFromSettings),
+      Layer.provide(Layer.merge(NodePtyBackend.layerWithoutTeardown, host)),
+      Layer.provide(Reaper.layerTeardown(options.containment ?? "auto", { signals: options.killOnSignals }))
+    )
+    : NodeExec.layer({ containment: options.containment }).pipe(
+      Layer.provideMerge(PtyService.layer),
+      Layer.provideMerge(inspectorLayer),
+      Layer.provideMerge(TaskRuntime.layerFromSettings),
+      Layer.provide(Layer.merge(
+        options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
+        host
+      ))
+    )
+}
+
+/**
+ * `PtyService`, `Exec` (one-shot runs), `ProcessInspector` and `TaskRuntime` for this host, with the settings
+ * of `config` decoded and checked once (an invalid one fails the layer with `InvalidConfig` naming the field).
  *
  * @since 0.1.0
  */
-export const layer = (
-  config: TerminalConfig.TerminalConfigInput = {},
-  options: {
-    readonly trustedEnv?: Readonly<Record<string, string>>
-    /** The host environment sessions start from (default: this process's). */
-    readonly hostEnv?: Readonly<Record<string, string | undefined>>
-    /** Confine sessions with bubblewrap (default: no sandbox, `danger-full-access`). */
-    readonly sandbox?: Bubblewrap.Options
-    /** `sweep`: never a cgroup, always the identity-fenced sweep (default `auto`: a cgroup where possible). */
-    readonly containment?: "auto" | "sweep"
-    /**
-     * Start a reaper process that kills every tree this process owns when it dies without running any
-     * handler (SIGKILL, the OOM killer): `Reaper.layerHostExit`. Default `false` (the host-exit guard only).
-     */
-    readonly reaper?: boolean
-    /**
-     * `false`: leave SIGINT, SIGTERM and SIGHUP to the program, which closes its sessions gracefully itself
-     * (the daemon does); trees are still killed at `exit` and, with `reaper`, when the process dies. Default `true`.
-     */
-    readonly killOnSignals?: boolean
-  } = {}
-) =>
-  options.reaper === true
-    ? NodeExec.layerWithoutTeardown.pipe(
-      Layer.provide(TerminalConfig.layer(config)),
-      Layer.provideMerge(PtyService.layerConfig(config)),
-      Layer.provideMerge(inspectorLayer),
-      Layer.provideMerge(TaskRuntime.layerConfig(config)),
-      Layer.provide(Layer.mergeAll(
-        NodePtyBackend.layerWithoutTeardown,
-        dialectsLayer,
-        hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
-        sandboxLayer(options.sandbox)
-      )),
-      Layer.provide(Reaper.layerTeardown(options.containment ?? "auto", { signals: options.killOnSignals }))
-    )
-    : NodeExec.layerConfig(config, { containment: options.containment }).pipe(
-      Layer.provideMerge(PtyService.layerConfig(config)),
-      Layer.provideMerge(inspectorLayer),
-      Layer.provideMerge(TaskRuntime.layerConfig(config)),
-      Layer.provide(Layer.mergeAll(
-        options.containment === "sweep" ? NodePtyBackend.layerSweep : NodePtyBackend.layer,
-        dialectsLayer,
-        hostEnvironmentLayer(options.trustedEnv, options.hostEnv),
-        sandboxLayer(options.sandbox)
-      ))
-    )
+export const layer = (config: TerminalConfig.TerminalConfigInput = {}, options: Options = {}) =>
+  layerFromSettings(options).pipe(Layer.provide(TerminalConfig.layer(config)))

@@ -3,35 +3,11 @@
  */
 export * as Handlers from "./Handlers.js"
 /**
- * @since 0.2.0
- */
-export * as HttpGuard from "./HttpGuard.js"
-/**
- * @since 0.2.0
- */
-export * as HttpListener from "./HttpListener.js"
-/**
- * @since 0.3.0
- */
-export * as HttpPath from "./HttpPath.js"
-/**
- * @since 0.2.0
- */
-export * as HttpToken from "./HttpToken.js"
-/**
- * The live view: every terminal in a browser, the control lease, requests, the audit, recordings.
+ * What a tool call that reports progress waits on (told by the handlers, reported by a transport).
  *
- * @since 0.2.0
+ * @since 0.4.0
  */
-export * as LiveView from "./LiveView.js"
-/**
- * @since 0.1.0
- */
-export * as McpHttp from "./McpHttp.js"
-/**
- * @since 0.2.0
- */
-export * as McpStdio from "./McpStdio.js"
+export * as CallProgress from "./CallProgress.js"
 /**
  * @since 0.1.0
  */
@@ -60,12 +36,6 @@ export * as ToolCall from "./ToolCall.js"
  * @since 0.1.0
  */
 export * as ToolClient from "./ToolClient.js"
-/**
- * The live view's sign-ins (per-login random session cookies with an expiry).
- *
- * @since 0.2.0
- */
-export * as WebSessions from "./WebSessions.js"
 
 /** @since 0.3.0 */
 export * as Deployment from "./Deployment.js"

@@ -29,6 +29,7 @@
  * @since 0.1.0
  */
 import { Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
+import { type Deployment, Instructions, McpTools, Owner, type TerminalTools, ToolCall } from "@agent-terminal/tools"
 import { McpServer, type Tool } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -47,17 +48,12 @@ import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
-import type * as Deployment from "./Deployment.js"
 import * as HttpGuard from "./HttpGuard.js"
-import * as Instructions from "./Instructions.js"
 import * as JsonRpc from "./internal/jsonRpc.js"
 import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
 import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
-import * as McpTools from "./McpTools.js"
-import { CurrentOwner } from "./Owner.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
-import * as ToolCall from "./ToolCall.js"
+import * as McpRegistration from "./McpRegistration.js"
 
 /**
  * Settings of the HTTP endpoint.
@@ -224,10 +220,12 @@ export const makeApp = (
 ): Effect.Effect<
   Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>,
   never,
-  Scope.Scope | PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>
+  Scope.Scope | PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
 > =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>>()
+    const context = yield* Effect.context<
+      PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
+    >()
     const serverInfo = { name: options.name, version: options.version }
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
@@ -278,7 +276,11 @@ export const makeApp = (
           )
         )
         const server = yield* McpServer.McpServer.make
-        yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner, deployment: options.deployment })
+        yield* McpRegistration.register({
+          maxResultBytes: options.maxResultBytes,
+          owner,
+          deployment: options.deployment
+        })
           .pipe(
             Effect.provideService(McpServer.McpServer, server),
             Effect.provide(context)
@@ -364,7 +366,7 @@ export const makeApp = (
           emit: (message) => events.unsafeOffer(sseEvent(message)),
           intervalMs: options.deployment?.progressIntervalMs
         }).pipe(
-          Effect.provideService(CurrentOwner, session.owner),
+          Effect.provideService(Owner.CurrentOwner, session.owner),
           Effect.tap((response) => events.offer(sseEvent(response))),
           Effect.ensuring(events.end)
         )
@@ -396,7 +398,7 @@ export const makeApp = (
       if (tool !== undefined) {
         if (tool.progressToken !== undefined) return streamed(session, sessionId, tool)
         const key = ToolRequests.idKey(tool.id)
-        const call = Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner)
+        const call = Effect.provideService(ToolRequests.serve(caller, tool), Owner.CurrentOwner, session.owner)
         return Effect.map(
           inFlight(
             session,
@@ -546,7 +548,7 @@ export const layer = (
 ): Layer.Layer<
   never,
   never,
-  HttpLayerRouter.HttpRouter | PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>
+  HttpLayerRouter.HttpRouter | PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
 > =>
   HttpLayerRouter.use((router) =>
     Effect.flatMap(makeApp(options), (app) => router.add("*", options.path ?? "/mcp", app))

@@ -26,7 +26,7 @@ import { type Watched, watchedSend } from "./Watched.js"
 
 const group = "daemon"
 const MiB = 2 ** 20
-const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "bin.js")
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cli/dist/bin.js")
 
 /** A private `serve` for the run, stopped (SIGTERM) with the scope. */
 const serve = Effect.acquireRelease(

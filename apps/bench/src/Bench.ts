@@ -1,5 +1,5 @@
 /**
- * `agent-terminal bench`: run the benchmark groups, print the table (stdout), show progress (stderr),
+ * `pnpm bench` (`node apps/bench/dist/bin.js`): run the benchmark groups, print the table (stdout), show progress (stderr),
  * write `bench-results.json` at the repository root.
  */
 import * as Console from "effect/Console"
@@ -65,7 +65,7 @@ export const select = (names: ReadonlyArray<string>): Array<Group> | { readonly 
   return groups.filter((group) => wanted.includes(group.name))
 }
 
-/** Options of `agent-terminal bench`. */
+/** Options of `pnpm bench`. */
 export interface BenchOptions {
   readonly groups: ReadonlyArray<string>
   readonly quick: boolean
@@ -90,7 +90,7 @@ export const run = (options: BenchOptions) =>
     const progress = stderrProgress(started)
     const runOptions: RunOptions = { quick: options.quick, progress }
     const metrics: Array<Metric> = []
-    progress(`agent-terminal bench${options.quick ? " --quick" : ""}: ${selected.map((g) => g.name).join(", ")}`)
+    progress(`bench${options.quick ? " --quick" : ""}: ${selected.map((g) => g.name).join(", ")}`)
     for (const group of selected) {
       progress(`${group.name}: ${group.description}`)
       const rows = yield* group.run(runOptions)
@@ -100,7 +100,7 @@ export const run = (options: BenchOptions) =>
       }
     }
     const results: Report.Results = {
-      command: ["agent-terminal bench", ...process.argv.slice(3)].join(" "),
+      command: ["pnpm bench", ...process.argv.slice(2)].join(" "),
       quick: options.quick,
       groups: selected.map((group) => group.name),
       machine: Report.machine(),

@@ -9,9 +9,8 @@
  * ping, notifications, other tools) to `McpServer`, so the answer is the same `CallToolResult`, made
  * without the detour.
  */
+import { TerminalTools, type ToolCall } from "@agent-terminal/tools"
 import * as Effect from "effect/Effect"
-import { TerminalToolkit } from "../TerminalTools.js"
-import type * as ToolCall from "../ToolCall.js"
 import * as JsonRpc from "./jsonRpc.js"
 
 /** A tool call the transport answers itself. */
@@ -36,7 +35,7 @@ export const toolRequest = (message: JsonRpc.Incoming): ToolRequest | undefined 
   const params = message.params
   if (!isPlainObject(params)) return undefined
   const name = params.name
-  if (typeof name !== "string" || !Object.hasOwn(TerminalToolkit.tools, name)) return undefined
+  if (typeof name !== "string" || !Object.hasOwn(TerminalTools.TerminalToolkit.tools, name)) return undefined
   const args = params.arguments
   if (args !== undefined && !isPlainObject(args)) return undefined
   const meta = params._meta

@@ -2,7 +2,7 @@
  * The live view's cost: how long a byte takes from the pty to a viewer's WebSocket message, and what a
  * viewer connected or a recording costs the terminal's output throughput.
  *
- * One process serves `HttpTransport.layer` (MCP and the live view, as `mcp --http` does) over
+ * One process serves `WebServer.layer` (MCP and the live view, as `mcp --http` does) over
  * `NodeTerminal.layer`, and runs the viewer: a WebSocket client over a plain TCP socket (a handshake with the
  * bearer token, then unmasked server frames counted). Latency: a shell prints `tick-N` every 20 ms; the
  * moment the session's reader parses each tick is taken where it happens (the session is recorded into a
@@ -13,7 +13,7 @@
  */
 import { Ids, PtyService, Recording, TerminalConfig } from "@agent-terminal/core"
 import { FileRecordings, NodeTerminal } from "@agent-terminal/node"
-import { HttpListener } from "@agent-terminal/tools"
+import { HttpListener, WebServer } from "@agent-terminal/server"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +25,6 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as HttpTransport from "../HttpTransport.js"
 import type { Group, RunOptions } from "./Harness.js"
 import { guard, owner, pause, promise, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
@@ -167,7 +166,7 @@ const measure = (options: RunOptions) =>
     const input: TerminalConfig.TerminalConfigInput = { recordingMaxBytes: 4 * 1024 * MiB }
     const settings = yield* TerminalConfig.make(input)
     const { store, timing } = benchRecordings(directory)
-    const http: HttpTransport.HttpSettings = {
+    const http: WebServer.HttpSettings = {
       port: 0,
       host: "127.0.0.1",
       sessionIdleMs: undefined,
@@ -178,7 +177,7 @@ const measure = (options: RunOptions) =>
       maxSessions: 64,
       limits: HttpListener.defaultLimits
     }
-    const server = HttpTransport.layer(settings, http, {
+    const server = WebServer.layer(settings, http, {
       token: Redacted.make(token),
       source: { _tag: "Environment", variable: "bench" }
     }, { name: "agent-terminal-bench", version: "0" }).pipe(

@@ -19,7 +19,7 @@ import type { Metric } from "./Metric.js"
 import { compare } from "./Metric.js"
 
 const group = "contract"
-const cliBin = fileURLToPath(new URL("../bin.js", import.meta.url))
+const cliBin = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url))
 
 /** Measured with this group on the code before issue 30 (`f782a34`), to set each run's numbers beside. */
 const before = {

@@ -1,5 +1,5 @@
 /**
- * The `bench` subcommand as `--help` shows it: its options and the names of its groups, without the groups
+ * The benchmark's command line as `--help` shows it: its options and the names of its groups, without the groups
  * themselves (`Bench`, loaded when a run starts).
  */
 import { Command, Options } from "@effect/cli"
@@ -27,7 +27,7 @@ export const groupNames: ReadonlyArray<string> = [
   "lean"
 ]
 
-/** The `bench` subcommand. */
+/** The benchmark's command line. */
 export const command = Command.make("bench", {
   group: Options.text("group").pipe(
     Options.repeated,

@@ -14,6 +14,7 @@
  * @since 0.2.0
  */
 import type { Ids } from "@agent-terminal/core"
+import { type Deployment, Instructions, McpTools, Owner, type TerminalTools, ToolCall } from "@agent-terminal/tools"
 import { McpServer, type Tool } from "@effect/ai"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
@@ -23,15 +24,10 @@ import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import type * as Deployment from "./Deployment.js"
-import * as Instructions from "./Instructions.js"
 import * as JsonRpc from "./internal/jsonRpc.js"
 import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
-import * as McpTools from "./McpTools.js"
-import { CurrentOwner } from "./Owner.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
-import * as ToolCall from "./ToolCall.js"
+import * as McpRegistration from "./McpRegistration.js"
 
 /**
  * Settings of a stdio server.
@@ -116,7 +112,7 @@ export const makeProtocol = (
             emit: write,
             intervalMs: options.deployment?.progressIntervalMs
           })).pipe(
-            Effect.provideService(CurrentOwner, options.owner),
+            Effect.provideService(Owner.CurrentOwner, options.owner),
             Effect.map(write),
             Effect.ensuring(Effect.sync(() => calls.delete(key)))
           )
@@ -181,11 +177,11 @@ export const makeProtocol = (
  */
 export const make = (
   options: Options
-): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>> =>
   Effect.gen(function*() {
     const server = yield* McpServer.McpServer.make
     const deployment = options.deployment
-    yield* McpTools.register({ maxResultBytes: options.maxResultBytes, owner: options.owner, deployment }).pipe(
+    yield* McpRegistration.register({ maxResultBytes: options.maxResultBytes, owner: options.owner, deployment }).pipe(
       Effect.provideService(McpServer.McpServer, server)
     )
     const caller = yield* ToolCall.make(options)
@@ -205,5 +201,7 @@ export const make = (
  *
  * @since 0.2.0
  */
-export const layer = (options: Options): Layer.Layer<never, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+export const layer = (
+  options: Options
+): Layer.Layer<never, never, Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>> =>
   Layer.scopedDiscard(make(options))

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { groups, select } from "../src/bench/Bench.js"
-import { groupNames } from "../src/bench/BenchCommand.js"
-import type { Metric } from "../src/bench/Metric.js"
-import { allMet, compare, comparePaired, distribution, skipped } from "../src/bench/Metric.js"
-import { RawTerminal } from "../src/bench/RawPty.js"
-import * as Report from "../src/bench/Report.js"
-import { percentile, ratio, round, summarize } from "../src/bench/Stats.js"
+import { groups, select } from "../src/Bench.js"
+import { groupNames } from "../src/BenchCommand.js"
+import type { Metric } from "../src/Metric.js"
+import { allMet, compare, comparePaired, distribution, skipped } from "../src/Metric.js"
+import { RawTerminal } from "../src/RawPty.js"
+import * as Report from "../src/Report.js"
+import { percentile, ratio, round, summarize } from "../src/Stats.js"
 
 describe("bench statistics", () => {
   it("percentiles interpolate between closest ranks", () => {

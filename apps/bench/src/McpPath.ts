@@ -21,8 +21,11 @@ import * as Proc from "./Proc.js"
 import * as Stats from "./Stats.js"
 
 const group = "mcp"
-/** The CLI beside the bench's chunks (`apps/cli/dist/bin.js`). */
-export const cliBin = fileURLToPath(new URL("./bin.js", import.meta.url))
+/**
+ * The CLI's bundle, `apps/cli/dist/bin.js` (from the bench's `src/` and `dist/` alike): what a user runs is
+ * what the bench measures.
+ */
+export const cliBin = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url))
 
 /** The official SDK's no-op server, unbundled (`dist/sdk`, see scripts/bundle.mjs). */
 export const sdkServer = fileURLToPath(new URL("./sdk/SdkNoopServer.js", import.meta.url))
