@@ -117,11 +117,13 @@ export const makeProtocol = (
             intervalMs: options.deployment?.progressIntervalMs
           })).pipe(
             Effect.provideService(CurrentOwner, options.owner),
-            Effect.map(write),
-            Effect.ensuring(Effect.sync(() => calls.delete(key)))
+            Effect.map(write)
           )
         )
         calls.set(key, fiber)
+        // an observer rather than `ensuring` (a mask and a finalizer region per call): the entry goes when the
+        // fiber ends, however it ends
+        fiber.addObserver(() => calls.delete(key))
       }
 
       const onLine = (line: string) => {
