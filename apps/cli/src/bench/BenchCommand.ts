@@ -17,11 +17,13 @@ export const groupNames: ReadonlyArray<string> = [
   "concurrency",
   "idle",
   "transcript",
+  "contract",
   "waitfor",
   "mcp",
   "sandbox",
   "daemon",
   "live",
+  "fleet",
   "lean"
 ]
 
