@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parseChildren, parseReadCalls, parseStat } from "../src/internal/procStat.js"
+import { parseChildren, parseReadCalls, parseStat, parseTpgid } from "../src/internal/procStat.js"
 import { kernelDevToUser, parseEpollFdinfo, pollReadFds, selectReadFds, wantsInput } from "../src/internal/stdinWait.js"
 import { archOf, classify, parseSyscall } from "../src/internal/syscalls.js"
 import { fixture } from "./helpers/fixtureProcFs.js"
@@ -36,6 +36,29 @@ describe("parseStat", () => {
     expect(parseStat("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 24 0 0")?.tpgid).toBe(-1)
     expect(parseStat("")).toBeUndefined()
     expect(parseStat("12 (short) S 1 2")).toBeUndefined()
+  })
+})
+
+describe("parseTpgid", () => {
+  it("reads the tpgid parseStat reads, with comm holding spaces and ')'", () => {
+    const lines = [
+      text("comm-paren", "8159/stat"),
+      "42 (x) R 1 2 3 4 5) S 1 42 42 34816 42 4194304 0 0 0 0 0 0 0 0 20 0 3 0 777 0 0 0\n",
+      "1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 24 0 0",
+      `${process.pid} (node) S 1 7 7 34817 9001 4194304 0 0 0 0 0 0 0 0 20 0 11 0 5000 0 0`
+    ]
+    for (const line of lines) expect(parseTpgid(line)).toBe(parseStat(line)!.tpgid)
+    expect(parseTpgid(lines[0]!)).toBe(8159)
+    expect(parseTpgid(lines[2]!)).toBe(-1)
+  })
+
+  it("rejects what is not a stat line", () => {
+    expect(parseTpgid("")).toBeUndefined()
+    expect(parseTpgid("12 (short) S 1 2")).toBeUndefined()
+    expect(parseTpgid("12 (short) S 1 2 3 4")).toBeUndefined()
+    expect(parseTpgid("12 (x) S 1 2 3 4 x5 0")).toBeUndefined()
+    expect(parseTpgid("12 (x) S 1 2 3 4  0")).toBeUndefined()
+    expect(parseTpgid("no paren) S 1 2 3 4 5 0")).toBeUndefined()
   })
 })
 

@@ -83,6 +83,9 @@ export const makeProtocol = (
     Effect.gen(function*() {
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
+      // The connection's owner in the calls' runtime, once: `Effect.provideService` per call copied the whole
+      // context (every service of the server's layers) into a new map on every call.
+      const runCall = Runtime.runFork(Runtime.provideService(runtime, Owner.CurrentOwner, options.owner))
       const codec = JsonRpc.makeCodec(options.instructions)
       const toolList = McpTools.list(options.deployment)
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
@@ -105,19 +108,21 @@ export const makeProtocol = (
       const serveTool = (request: ToolRequests.ToolRequest) => {
         const key = ToolRequests.idKey(request.id)
         const call = ToolRequests.serve(caller, request)
-        const fiber = runFork(
-          (request.progressToken === undefined ? call : Progress.reporting(call, {
-            token: request.progressToken,
-            owner: options.owner,
-            emit: write,
-            intervalMs: options.deployment?.progressIntervalMs
-          })).pipe(
-            Effect.provideService(Owner.CurrentOwner, options.owner),
-            Effect.map(write),
-            Effect.ensuring(Effect.sync(() => calls.delete(key)))
+        const fiber = runCall(
+          Effect.map(
+            request.progressToken === undefined ? call : Progress.reporting(call, {
+              token: request.progressToken,
+              owner: options.owner,
+              emit: write,
+              intervalMs: options.deployment?.progressIntervalMs
+            }),
+            write
           )
         )
         calls.set(key, fiber)
+        // an observer rather than `ensuring` (a mask and a finalizer region per call): the entry goes when the
+        // fiber ends, however it ends
+        fiber.addObserver(() => calls.delete(key))
       }
 
       const onLine = (line: string) => {

@@ -16,7 +16,22 @@ import * as Contract from "./internal/contract.js"
  *
  * @since 0.1.0
  */
-export const describe = (tool: Tool.Any): McpSchema.Tool =>
+export const describe = (tool: Tool.Any): McpSchema.Tool => {
+  let described = descriptions.get(tool)
+  if (described === undefined) {
+    described = describeNow(tool)
+    descriptions.set(tool, described)
+  }
+  return described
+}
+
+/**
+ * Each tool's description, made once: a server's start asks for it twice (`register`, then `list` for the
+ * transport's `tools/list`), and its JSON Schema is most of a start's tool work.
+ */
+const descriptions = new WeakMap<Tool.Any, McpSchema.Tool>()
+
+const describeNow = (tool: Tool.Any): McpSchema.Tool =>
   new McpSchema.Tool({
     name: tool.name,
     description: tool.description,

@@ -7,7 +7,7 @@ import type { ProcessInspector } from "@agent-terminal/core"
 import type { ProcFs, ProcResult } from "./procFs.js"
 import { isProcError, procError } from "./procFs.js"
 import type { ProcStat } from "./procStat.js"
-import { isGone, isStopped, parseChildren, parseReadBytes, parseReadCalls, parseStat } from "./procStat.js"
+import { isGone, isStopped, parseChildren, parseReadBytes, parseReadCalls, parseStat, parseTpgid } from "./procStat.js"
 import type { TerminalIdentity } from "./stdinWait.js"
 import { threadVerdict } from "./stdinWait.js"
 import type { Arch } from "./syscalls.js"
@@ -39,10 +39,11 @@ const threadsOf = (procFs: ProcFs, stat: ProcStat): ProcResult<ReadonlyArray<str
  * the shell's pinned `stat` where the reader keeps one (a check made on every send).
  */
 export const foregroundGroup = (procFs: ProcFs, shellPid: number): number | undefined => {
-  const stat = procFs.readPinnedStat === undefined
-    ? readStat(procFs, shellPid)
-    : statOf(procFs.readPinnedStat(shellPid))
-  return isProcError(stat) || stat.tpgid <= 0 ? undefined : stat.tpgid
+  const text = procFs.readPinnedStat === undefined
+    ? procFs.readText(`${shellPid}/stat`)
+    : procFs.readPinnedStat(shellPid)
+  const tpgid = isProcError(text) ? undefined : parseTpgid(text)
+  return tpgid === undefined || tpgid <= 0 ? undefined : tpgid
 }
 
 /**

@@ -41,6 +41,27 @@ export const parseStat = (text: string): ProcStat | undefined => {
     : undefined
 }
 
+/**
+ * Only the `tpgid` field of `/proc/<pid>/stat` (the sixth after `comm`'s last `)`): the foreground check made
+ * on every send reads nothing else, so it scans to that field instead of splitting the line and building a
+ * `ProcStat` (`parseStat`). Undefined when the text is not a stat line or the field is not an integer.
+ */
+export const parseTpgid = (text: string): number | undefined => {
+  const close = text.lastIndexOf(")")
+  if (close < 0 || text.indexOf(" (") < 0 || text.charCodeAt(close + 1) !== 32) return undefined
+  // state ppid pgid sid tty_nr tpgid: five spaces after the one that follows `)`
+  let start = close + 2
+  for (let field = 0; field < 5; field++) {
+    const space = text.indexOf(" ", start)
+    if (space < 0) return undefined
+    start = space + 1
+  }
+  const end = text.indexOf(" ", start)
+  if (end <= start) return undefined
+  const tpgid = Number(text.slice(start, end))
+  return Number.isInteger(tpgid) ? tpgid : undefined
+}
+
 /** A process that can no longer run or read anything: a zombie, or dead. */
 export const isGone = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
