@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import { Exec, Ids, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import { Exec, Ids, type Operation, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type { RpcClientError } from "@effect/rpc/RpcClientError"
@@ -212,25 +212,41 @@ export const make = (
           ) as Effect.Effect<A, Exclude<E, RpcClientError | HandshakeRequired>>
       )
 
+    /** Every call acts as the connection's owner. */
+    const asBound = <A, E>(_owner: Ids.OwnerId, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => effect
+
+    /** One remote call per declaration: the arguments as the payload's fields (absent ones left out). */
+    const remote = <Ops extends Operation.Table>(table: Ops): Operation.ServiceOf<Ops> => {
+      const service: Record<string, unknown> = {}
+      for (const [method, operation] of Object.entries(table)) {
+        const names = operation.args.map((argument) => argument.name)
+        service[method] = (owner: Ids.OwnerId, ...args: ReadonlyArray<unknown>) =>
+          asBound(
+            owner,
+            call((client) => {
+              const payload: Record<string, unknown> = {}
+              for (let index = 0; index < names.length; index++) {
+                if (args[index] !== undefined) payload[names[index]!] = args[index]
+              }
+              return (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
+                operation.tag
+              ]!(payload)
+            })
+          )
+      }
+      return service as Operation.ServiceOf<Ops>
+    }
+
     const pty = PtyService.PtyService.of({
-      open: (_owner, request) => call((client) => client.Open({ request })),
-      send: (_owner, sessionId, request) => call((client) => client.Send({ sessionId, request })),
-      read: (_owner, sessionId, request) => call((client) => client.Read({ sessionId, request })),
-      signal: (_owner, sessionId, signal) => call((client) => client.Signal({ sessionId, signal })),
-      cancel: (_owner, sessionId) => call((client) => client.Cancel({ sessionId })),
-      resize: (_owner, sessionId, request) => call((client) => client.Resize({ sessionId, request })),
-      requestHuman: (_owner, sessionId, request) => call((client) => client.RequestHuman({ sessionId, request })),
-      close: (_owner, sessionId) => call((client) => client.Close({ sessionId })),
-      list: () => call((client) => client.List({})),
-      closeOwner: () => call((client) => client.CloseOwner({})),
-      configureSandbox: (_owner, policy) => call((client) => client.ConfigureSandbox({ policy })),
-      sandboxOf: () => call((client) => client.SandboxOf({})),
+      ...remote(PtyService.operations),
       watch: (_owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
           const { client } = yield* Effect.orDie(connection)
           const mailbox = yield* client.Watch({
             sessionId,
-            ...(watchOptions?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: watchOptions.maxBufferedBytes })
+            ...(watchOptions?.maxBufferedBytes === undefined
+              ? {}
+              : { options: { maxBufferedBytes: watchOptions.maxBufferedBytes } })
           }, { asMailbox: true })
           const first = yield* mailbox.take.pipe(
             Effect.catchAll((error) =>
@@ -255,6 +271,7 @@ export const make = (
     })
 
     const tasks = TaskRuntime.TaskRuntime.of({
+      ...remote(TaskRuntime.operations),
       start: () =>
         Effect.dieMessage(
           "TaskRuntime.start is not available over the daemon: its own services start tasks (background sends, exec)"
@@ -263,46 +280,12 @@ export const make = (
         Effect.dieMessage(
           "TaskRuntime.reserve is not available over the daemon: its own services reserve tasks (background sends, exec)"
         ),
-      output: (_owner, taskId, outputOptions) =>
-        call((client) =>
-          client.TaskOutput({
-            taskId,
-            ...(outputOptions?.wait === undefined ? {} : { wait: outputOptions.wait }),
-            ...(outputOptions?.timeoutMs === undefined ? {} : { timeoutMs: outputOptions.timeoutMs }),
-            ...(outputOptions?.waitFor === undefined ? {} : { waitFor: outputOptions.waitFor })
-          })
-        ),
-      kill: (_owner, taskId) => call((client) => client.TaskKill({ taskId })),
-      write: (_owner, taskId, input) => call((client) => client.TaskWrite({ taskId, input })),
-      list: () => call((client) => client.TaskList({})),
-      remove: (_owner, taskId) => call((client) => client.TaskRemove({ taskId })),
-      removeOwner: () => call((client) => client.TaskRemoveOwner({})),
       completions
     })
 
     const exec = Exec.Exec.of({
       shell: first.hello.shell,
-      exec: (_owner, request) => call((client) => client.ExecRun({ request })),
-      poll: (_owner, taskId, pollOptions) =>
-        call((client) =>
-          client.ExecPoll({
-            taskId,
-            ...(pollOptions?.wait === undefined ? {} : { wait: pollOptions.wait }),
-            ...(pollOptions?.timeoutMs === undefined ? {} : { timeoutMs: pollOptions.timeoutMs })
-          })
-        ),
-      log: (_owner, taskId, request) =>
-        call((client) =>
-          client.ExecLog({
-            taskId,
-            ...(request.offset === undefined ? {} : { offset: request.offset }),
-            ...(request.count === undefined ? {} : { count: request.count })
-          })
-        ),
-      write: (_owner, taskId, input) => call((client) => client.ExecWrite({ taskId, input })),
-      kill: (_owner, taskId) => call((client) => client.ExecKill({ taskId })),
-      remove: (_owner, taskId) => call((client) => client.ExecRemove({ taskId })),
-      list: () => call((client) => client.ExecList({}))
+      ...remote(Exec.operations)
     })
 
     return { pty, tasks, exec, hello: first.hello }
