@@ -267,29 +267,34 @@ const stdinClosed = Effect.gen(function*() {
   yield* Deferred.await(closed)
 })
 
-const serveStdioWith = <E>(
+const serveStdioWith = <E, R>(
   settings: TerminalConfig.TerminalConfig,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
-  deployment: Deployment.Deployment = Deployment.all
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec | R, E>,
+  deployment: Deployment.Deployment,
+  /** The connection's owner: this process's own, or the one the daemon bound the connection to. */
+  ownerOf: Effect.Effect<Ids.OwnerId, never, R>
 ) => {
-  const server = McpStdio.layer({
-    ...serverInfo,
-    maxResultBytes: settings.maxResultBytes,
-    deployment,
-    owner: stdioOwner,
-    input: process.stdin,
-    output: process.stdout
-  }).pipe(
-    Layer.provide(Handlers.layer),
-    Layer.provide(terminals)
-  )
+  const server = Layer.unwrapEffect(Effect.map(ownerOf, (owner) =>
+    McpStdio.layer({
+      ...serverInfo,
+      maxResultBytes: settings.maxResultBytes,
+      deployment,
+      owner,
+      input: process.stdin,
+      output: process.stdout
+    }))).pipe(
+      Layer.provide(Handlers.layer),
+      Layer.provide(terminals)
+    )
   return Effect.raceFirst(Layer.launch(server), stdinClosed)
 }
 
 /** Serve the terminal tools on stdio until the client disconnects. */
 export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
   TerminalConfig.make(config).pipe(
-    Effect.flatMap((settings) => serveStdioWith(settings, terminalLayer(config))),
+    Effect.flatMap((settings) =>
+      serveStdioWith(settings, terminalLayer(config), Deployment.all, Effect.succeed(stdioOwner))
+    ),
     Effect.provide(stderrLogger)
   )
 
@@ -309,7 +314,8 @@ export const run = (options: McpOptions & ClientOptions) =>
         const remote = Layer.unwrapEffect(
           Effect.map(daemon, (Daemon) => Daemon.remoteLayer(options, input, sandbox, "mcp"))
         )
-        return serveStdioWith(settings, remote, deployment.right).pipe(
+        const owner = Effect.flatMap(daemon, (Daemon) => Daemon.connectedOwner)
+        return serveStdioWith(settings, remote, deployment.right, owner).pipe(
           Effect.catchTags({
             DaemonUnavailable: (error) => daemonRefused(error.message),
             ProtocolMismatch: (error) => daemonRefused(error.message),
@@ -351,7 +357,9 @@ export const run = (options: McpOptions & ClientOptions) =>
       if (port === undefined) {
         return notice.pipe(
           Effect.zipRight(summary),
-          Effect.zipRight(serveStdioWith(settings, terminalLayer(input, sandbox), deployment.right))
+          Effect.zipRight(
+            serveStdioWith(settings, terminalLayer(input, sandbox), deployment.right, Effect.succeed(stdioOwner))
+          )
         )
       }
       return httpTransport.pipe(Effect.flatMap((HttpTransport) => {

@@ -3,8 +3,9 @@
  * `PtyService`, `TaskRuntime` and `Exec` over the protocol, so everything built on those Tags — `ToolClient`,
  * `Portable`, the MCP server, the console — runs unchanged against terminals that live in the daemon.
  *
- * The connection is bound to one owner by its handshake: every call acts as that owner, whatever `owner`
- * argument it is given. A connection that breaks is made again at the next call, with the same credential
+ * The connection is bound to one owner by its handshake (`Connected.owner`): a call acts as that owner, and
+ * a call that names another owner dies with `OwnerMismatch` naming both (nothing runs as one owner on
+ * another's behalf). A connection that breaks is made again at the next call, with the same credential
  * (a named owner finds its terminals again; an anonymous one starts over). When no daemon answers, a call
  * dies with `DaemonUnavailable`. `TaskRuntime.start` is not remote: tasks are started by the daemon's own
  * services (a background send, a one-shot run).
@@ -28,7 +29,14 @@ import * as net from "node:net"
 import * as Framing from "./Framing.js"
 import * as Paths from "./Paths.js"
 import type { HandshakeRequired, HelloResult, OwnerCredential } from "./Protocol.js"
-import { DaemonRpcs, DaemonUnavailable, OwnerRejected, PROTOCOL_VERSION, ProtocolMismatch } from "./Protocol.js"
+import {
+  DaemonRpcs,
+  DaemonUnavailable,
+  OwnerMismatch,
+  OwnerRejected,
+  PROTOCOL_VERSION,
+  ProtocolMismatch
+} from "./Protocol.js"
 
 /**
  * Options of the remote layer.
@@ -212,8 +220,10 @@ export const make = (
           ) as Effect.Effect<A, Exclude<E, RpcClientError | HandshakeRequired>>
       )
 
-    /** Every call acts as the connection's owner. */
-    const asBound = <A, E>(_owner: Ids.OwnerId, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => effect
+    const bound = Ids.OwnerId.make(first.hello.owner)
+    /** A call for another owner than the connection's is refused: nothing runs as one owner for another. */
+    const asBound = <A, E>(owner: Ids.OwnerId, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      owner === bound ? effect : Effect.die(new OwnerMismatch({ connection: bound, call: owner }))
 
     /** One remote call per declaration: the arguments as the payload's fields (absent ones left out). */
     const remote = <Ops extends Operation.Table>(table: Ops): Operation.ServiceOf<Ops> => {
@@ -239,8 +249,9 @@ export const make = (
 
     const pty = PtyService.PtyService.of({
       ...remote(PtyService.operations),
-      watch: (_owner, sessionId, watchOptions) =>
+      watch: (owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
+          if (owner !== bound) return yield* Effect.die(new OwnerMismatch({ connection: bound, call: owner }))
           const { client } = yield* Effect.orDie(connection)
           const mailbox = yield* client.Watch({
             sessionId,

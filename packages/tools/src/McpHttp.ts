@@ -29,7 +29,7 @@
  * @since 0.1.0
  */
 import { Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
-import { McpServer, type Tool } from "@effect/ai"
+import { McpServer } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -48,6 +48,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import type * as Deployment from "./Deployment.js"
+import type * as Handlers from "./Handlers.js"
 import * as HttpGuard from "./HttpGuard.js"
 import * as Instructions from "./Instructions.js"
 import * as JsonRpc from "./internal/jsonRpc.js"
@@ -55,8 +56,6 @@ import * as SessionProtocol from "./internal/mcpSessionProtocol.js"
 import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
-import { CurrentOwner } from "./Owner.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
 import * as ToolCall from "./ToolCall.js"
 
 /**
@@ -224,10 +223,10 @@ export const makeApp = (
 ): Effect.Effect<
   Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>,
   never,
-  Scope.Scope | PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>
+  Scope.Scope | PtyService.PtyService | Handlers.Handlers
 > =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>>()
+    const context = yield* Effect.context<PtyService.PtyService | Handlers.Handlers>()
     const serverInfo = { name: options.name, version: options.version }
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
@@ -358,13 +357,12 @@ export const makeApp = (
         const held = yield* Scope.make()
         yield* RcMap.get(sessions, sessionId).pipe(Scope.extend(held), Effect.orDie)
         const events = yield* Mailbox.make<string>()
-        const call = Progress.reporting(ToolRequests.serve(caller, request), {
+        const call = Progress.reporting(ToolRequests.serve(caller, session.owner, request), {
           token: request.progressToken!,
           owner: session.owner,
           emit: (message) => events.unsafeOffer(sseEvent(message)),
           intervalMs: options.deployment?.progressIntervalMs
         }).pipe(
-          Effect.provideService(CurrentOwner, session.owner),
           Effect.tap((response) => events.offer(sseEvent(response))),
           Effect.ensuring(events.end)
         )
@@ -396,7 +394,7 @@ export const makeApp = (
       if (tool !== undefined) {
         if (tool.progressToken !== undefined) return streamed(session, sessionId, tool)
         const key = ToolRequests.idKey(tool.id)
-        const call = Effect.provideService(ToolRequests.serve(caller, tool), CurrentOwner, session.owner)
+        const call = ToolRequests.serve(caller, session.owner, tool)
         return Effect.map(
           inFlight(
             session,
@@ -546,7 +544,7 @@ export const layer = (
 ): Layer.Layer<
   never,
   never,
-  HttpLayerRouter.HttpRouter | PtyService.PtyService | Tool.HandlersFor<typeof TerminalToolkit.tools>
+  HttpLayerRouter.HttpRouter | PtyService.PtyService | Handlers.Handlers
 > =>
   HttpLayerRouter.use((router) =>
     Effect.flatMap(makeApp(options), (app) => router.add("*", options.path ?? "/mcp", app))

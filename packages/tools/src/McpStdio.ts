@@ -14,7 +14,7 @@
  * @since 0.2.0
  */
 import type { Ids } from "@agent-terminal/core"
-import { McpServer, type Tool } from "@effect/ai"
+import { McpServer } from "@effect/ai"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
@@ -24,13 +24,12 @@ import * as Mailbox from "effect/Mailbox"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type * as Deployment from "./Deployment.js"
+import type * as Handlers from "./Handlers.js"
 import * as Instructions from "./Instructions.js"
 import * as JsonRpc from "./internal/jsonRpc.js"
 import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
 import * as McpTools from "./McpTools.js"
-import { CurrentOwner } from "./Owner.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
 import * as ToolCall from "./ToolCall.js"
 
 /**
@@ -108,7 +107,7 @@ export const makeProtocol = (
 
       const serveTool = (request: ToolRequests.ToolRequest) => {
         const key = ToolRequests.idKey(request.id)
-        const call = ToolRequests.serve(caller, request)
+        const call = ToolRequests.serve(caller, options.owner, request)
         const fiber = runFork(
           (request.progressToken === undefined ? call : Progress.reporting(call, {
             token: request.progressToken,
@@ -116,7 +115,6 @@ export const makeProtocol = (
             emit: write,
             intervalMs: options.deployment?.progressIntervalMs
           })).pipe(
-            Effect.provideService(CurrentOwner, options.owner),
             Effect.map(write),
             Effect.ensuring(Effect.sync(() => calls.delete(key)))
           )
@@ -181,7 +179,7 @@ export const makeProtocol = (
  */
 export const make = (
   options: Options
-): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+): Effect.Effect<void, never, Scope.Scope | Handlers.Handlers> =>
   Effect.gen(function*() {
     const server = yield* McpServer.McpServer.make
     const deployment = options.deployment
@@ -205,5 +203,5 @@ export const make = (
  *
  * @since 0.2.0
  */
-export const layer = (options: Options): Layer.Layer<never, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+export const layer = (options: Options): Layer.Layer<never, never, Handlers.Handlers> =>
   Layer.scopedDiscard(make(options))

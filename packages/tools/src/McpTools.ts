@@ -13,7 +13,6 @@ import * as Option from "effect/Option"
 import * as Deployment from "./Deployment.js"
 import * as Contract from "./internal/contract.js"
 import * as ToolRequests from "./internal/toolRequests.js"
-import { CurrentOwner } from "./Owner.js"
 import * as ToolCall from "./ToolCall.js"
 
 /**
@@ -93,15 +92,11 @@ export const register = (options: Options) =>
       yield* server.addTool({
         tool: describe(tool),
         handle: "owner" in options
-          ? (payload) =>
-            Effect.map(
-              Effect.provideService(caller.call(name, payload), CurrentOwner, options.owner),
-              toResult
-            )
+          ? (payload) => Effect.map(caller.call(options.owner, name, payload), toResult)
           : (payload) =>
             McpSchema.McpServerClient.pipe(
               Effect.flatMap(options.ownerOf),
-              Effect.flatMap((owner) => Effect.provideService(caller.call(name, payload), CurrentOwner, owner)),
+              Effect.flatMap((owner) => caller.call(owner, name, payload)),
               Effect.map(toResult)
             )
       })
