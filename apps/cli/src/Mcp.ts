@@ -269,7 +269,7 @@ const stdinClosed = Effect.gen(function*() {
 
 const serveStdioWith = <E, R>(
   settings: TerminalConfig.TerminalConfig,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec | R, E>,
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.Tasks | Exec.Exec | R, E>,
   deployment: Deployment.Deployment,
   /** The connection's owner: this process's own, or the one the daemon bound the connection to. */
   ownerOf: Effect.Effect<Ids.OwnerId, never, R>

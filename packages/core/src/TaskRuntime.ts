@@ -165,11 +165,28 @@ export interface TaskReservation {
 }
 
 /**
+ * An owner's tasks as clients use them (the tools, a remote client): look, kill, write, list, remove, and the
+ * endings. What a daemon serves; starting a task is not part of it (`TaskRuntime`).
+ *
+ * @since 0.4.0
+ */
+export class Tasks extends Context.Tag("@agent-terminal/core/Tasks")<
+  Tasks,
+  Operation.ServiceOf<typeof operations> & {
+    /** Task endings, for runtimes that notify. */
+    readonly completions: PubSub.PubSub<TaskEvent>
+  }
+>() {}
+
+/**
+ * The runtime that runs tasks, local to the services that start them (background sends, one-shot runs, a
+ * request for a person): `Tasks`, and starting one. A remote client provides `Tasks` only.
+ *
  * @since 0.1.0
  */
 export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")<
   TaskRuntime,
-  Operation.ServiceOf<typeof operations> & {
+  Tasks["Type"] & {
     /**
      * Start a task now; its id is returned once the work is forked. Refused with `LimitReached` (nothing is
      * run) when the owner has as many live tasks as the runtime allows.
@@ -181,8 +198,6 @@ export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")
     ) => Effect.Effect<TaskId, LimitReached>
     /** Take a place within the owner's cap for a task to start later; `LimitReached` when there is none. */
     readonly reserve: (owner: OwnerId) => Effect.Effect<TaskReservation, LimitReached>
-    /** Task endings, for runtimes that notify. */
-    readonly completions: PubSub.PubSub<TaskEvent>
   }
 >() {}
 
@@ -220,20 +235,26 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<TaskRuntime> = Layer.scoped(TaskRuntime, make)
+export const layer: Layer.Layer<TaskRuntime | Tasks> = Layer.scopedContext(
+  Effect.map(make, (runtime) => Context.make(TaskRuntime, runtime).pipe(Context.add(Tasks, runtime)))
+)
 
 /**
  * The in-memory runtime with its caps from the settings (`maxTasksPerOwner`, `maxTasks`).
  *
  * @since 0.2.0
  */
-export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.TerminalSettings> = Layer.scoped(
-  TaskRuntime,
-  Effect.flatMap(
-    TerminalConfig.TerminalSettings,
-    (config) => makeWith({ maxLivePerOwner: config.maxTasksPerOwner, maxLive: config.maxTasks })
+export const layerFromSettings: Layer.Layer<TaskRuntime | Tasks, never, TerminalConfig.TerminalSettings> = Layer
+  .scopedContext(
+    Effect.flatMap(
+      TerminalConfig.TerminalSettings,
+      (config) =>
+        Effect.map(
+          makeWith({ maxLivePerOwner: config.maxTasksPerOwner, maxLive: config.maxTasks }),
+          (runtime) => Context.make(TaskRuntime, runtime).pipe(Context.add(Tasks, runtime))
+        )
+    )
   )
-)
 
 /**
  * The in-memory runtime with its cap validated from `config` (fails with `InvalidConfig`).
@@ -242,4 +263,5 @@ export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.T
  */
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput = {}
-): Layer.Layer<TaskRuntime, InvalidConfig> => layerFromSettings.pipe(Layer.provide(TerminalConfig.layer(config)))
+): Layer.Layer<TaskRuntime | Tasks, InvalidConfig> =>
+  layerFromSettings.pipe(Layer.provide(TerminalConfig.layer(config)))

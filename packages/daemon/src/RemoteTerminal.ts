@@ -1,14 +1,14 @@
 /**
  * The terminals of a daemon, as local services: `RemoteTerminal.layer({ socket, owner })` provides
- * `PtyService`, `TaskRuntime` and `Exec` over the protocol, so everything built on those Tags — `ToolClient`,
+ * `PtyService`, `TaskRuntime.Tasks` and `Exec` over the protocol, so everything built on those Tags — `ToolClient`,
  * `Portable`, the MCP server, the console — runs unchanged against terminals that live in the daemon.
  *
  * The connection is bound to one owner by its handshake (`Connected.owner`): a call acts as that owner, and
  * a call that names another owner dies with `OwnerMismatch` naming both (nothing runs as one owner on
  * another's behalf). A connection that breaks is made again at the next call, with the same credential
  * (a named owner finds its terminals again; an anonymous one starts over). When no daemon answers, a call
- * dies with `DaemonUnavailable`. `TaskRuntime.start` is not remote: tasks are started by the daemon's own
- * services (a background send, a one-shot run).
+ * dies with `DaemonUnavailable`. It provides `Tasks`, not the `TaskRuntime`: starting a task is local to the
+ * services that run it, the daemon's own (a background send, a one-shot run).
  *
  * @since 0.2.0
  */
@@ -146,7 +146,7 @@ export const make = (
 ): Effect.Effect<
   {
     readonly pty: PtyService.PtyService["Type"]
-    readonly tasks: TaskRuntime.TaskRuntime["Type"]
+    readonly tasks: TaskRuntime.Tasks["Type"]
     readonly exec: Exec.Exec["Type"]
     readonly hello: HelloResult
   },
@@ -281,16 +281,8 @@ export const make = (
         })
     })
 
-    const tasks = TaskRuntime.TaskRuntime.of({
+    const tasks = TaskRuntime.Tasks.of({
       ...remote(TaskRuntime.operations),
-      start: () =>
-        Effect.dieMessage(
-          "TaskRuntime.start is not available over the daemon: its own services start tasks (background sends, exec)"
-        ),
-      reserve: () =>
-        Effect.dieMessage(
-          "TaskRuntime.reserve is not available over the daemon: its own services reserve tasks (background sends, exec)"
-        ),
       completions
     })
 
@@ -313,18 +305,18 @@ export class Connected extends Context.Tag("@agent-terminal/daemon/RemoteTermina
 >() {}
 
 /**
- * `PtyService`, `TaskRuntime` and `Exec` of the daemon at `socket`, acting as `owner` (anonymous when
+ * `PtyService`, `TaskRuntime.Tasks` and `Exec` of the daemon at `socket`, acting as `owner` (anonymous when
  * absent). Fails to build when no daemon answers, the protocol versions differ, or the owner is refused.
  *
  * @since 0.2.0
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec | Connected, ConnectError> =>
+): Layer.Layer<PtyService.PtyService | TaskRuntime.Tasks | Exec.Exec | Connected, ConnectError> =>
   Layer.scopedContext(
     Effect.map(make(options), ({ exec, hello, pty, tasks }) =>
       Context.make(PtyService.PtyService, pty).pipe(
-        Context.add(TaskRuntime.TaskRuntime, tasks),
+        Context.add(TaskRuntime.Tasks, tasks),
         Context.add(Exec.Exec, exec),
         Context.add(Connected, {
           owner: Ids.OwnerId.make(hello.owner),

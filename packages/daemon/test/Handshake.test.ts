@@ -91,7 +91,7 @@ describe("the handshake", () => {
       const mallory = yield* Layer.build(RemoteTerminal.layer({ socket }))
       const ptyA = yield* Effect.provide(PtyService.PtyService, alice)
       const ptyM = yield* Effect.provide(PtyService.PtyService, mallory)
-      const tasksM = yield* Effect.provide(TaskRuntime.TaskRuntime, mallory)
+      const tasksM = yield* Effect.provide(TaskRuntime.Tasks, mallory)
       const aliceOwner = (yield* Effect.provide(RemoteTerminal.Connected, alice)).owner
       const malloryOwner = (yield* Effect.provide(RemoteTerminal.Connected, mallory)).owner
       expect(aliceOwner).toBe("owner:alice")

@@ -16,7 +16,7 @@ describe("the daemon's registry of tasks", () => {
       yield* Layer.build(daemonLayer(socket, { registry: Layer.succeedContext(registryContext) }))
       const remote = yield* Layer.build(RemoteTerminal.layer({ socket }))
       const pty = yield* Effect.provide(PtyService.PtyService, remote)
-      const tasks = yield* Effect.provide(TaskRuntime.TaskRuntime, remote)
+      const tasks = yield* Effect.provide(TaskRuntime.Tasks, remote)
       const { owner } = yield* Effect.provide(RemoteTerminal.Connected, remote)
       const { sessionId } = yield* pty.open(owner, {})
       const started = yield* pty.send(owner, Ids.SessionId.make(sessionId), { text: "sleep 0.2", background: true })

@@ -1,7 +1,7 @@
 /**
  * The terminal tools' handlers: one per tool, each called with the calling owner (given by the transport,
  * never defaulted) and its checked parameters, served by `PtyService` (one-shot runs by `Exec`, tasks by
- * `TaskRuntime`). The table is total over the tools: a tool without a handler is a type error.
+ * `TaskRuntime.Tasks`). The table is total over the tools: a tool without a handler is a type error.
  *
  * @since 0.1.0
  */
@@ -48,10 +48,10 @@ export class Handlers extends Context.Tag("@agent-terminal/tools/Handlers")<Hand
  *
  * @since 0.4.0
  */
-export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | TaskRuntime.TaskRuntime> = Effect.gen(
+export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | TaskRuntime.Tasks> = Effect.gen(
   function*() {
     const service = yield* PtyService.PtyService
-    const tasks = yield* TaskRuntime.TaskRuntime
+    const tasks = yield* TaskRuntime.Tasks
     // optional, so runtimes (and fakes) without one-shot runs still serve the terminal tools
     const oneShot = yield* Effect.serviceOption(Exec.Exec)
     const defaults = DefaultTerminal.make(service)
@@ -102,7 +102,7 @@ export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | Ta
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<Handlers, never, PtyService.PtyService | TaskRuntime.TaskRuntime> = Layer.effect(
+export const layer: Layer.Layer<Handlers, never, PtyService.PtyService | TaskRuntime.Tasks> = Layer.effect(
   Handlers,
   make
 )

@@ -206,7 +206,7 @@ const acceptsBoth = (accept: string | undefined) => {
 /** End everything an owner left open: its background tasks, then its terminals. */
 const closeOwner = (owner: Ids.OwnerId) =>
   Effect.gen(function*() {
-    const tasks = yield* Effect.serviceOption(TaskRuntime.TaskRuntime)
+    const tasks = yield* Effect.serviceOption(TaskRuntime.Tasks)
     if (Option.isSome(tasks)) yield* tasks.value.removeOwner(owner)
     const terminals = yield* PtyService.PtyService
     yield* terminals.closeOwner(owner)

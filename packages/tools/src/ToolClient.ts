@@ -66,7 +66,7 @@ export interface Options {
 }
 
 /**
- * What the tool handlers need (today: `PtyService` and `TaskRuntime`) — what `NodeTerminal.layer` provides.
+ * What the tool handlers need (today: `PtyService` and `TaskRuntime.Tasks`) — what `NodeTerminal.layer` provides.
  *
  * @since 0.1.0
  */

@@ -43,7 +43,7 @@ const detachable = <A, E>(bound: Bound, work: Effect.Effect<A, E>, daemonScope: 
 export const layer = (context: Context) =>
   DaemonRpcs.toLayer(Effect.gen(function*() {
     const pty = yield* PtyService.PtyService
-    const tasks = yield* TaskRuntime.TaskRuntime
+    const tasks = yield* TaskRuntime.Tasks
     const exec = yield* Effect.serviceOption(Exec.Exec)
     const registry = yield* TerminalRegistry
     const daemonScope = yield* Effect.scope
