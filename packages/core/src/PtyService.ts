@@ -342,7 +342,7 @@ export const makeWithOversight = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const layer: Layer.Layer<
-  PtyService | Oversight,
+  PtyService | Oversight | Sandbox.OwnerPolicies,
   never,
   | PtyBackend
   | ProcessInspector
@@ -354,7 +354,11 @@ export const layer: Layer.Layer<
 > = Layer.scopedContext(
   Effect.map(
     makeWithOversight,
-    ({ oversight, pty }) => Context.make(PtyService, pty).pipe(Context.add(Oversight, oversight))
+    ({ oversight, pty }) =>
+      Context.make(PtyService, pty).pipe(
+        Context.add(Oversight, oversight),
+        Context.add(Sandbox.OwnerPolicies, { policyOf: (owner) => pty.sandboxOf(owner) })
+      )
   )
 )
 
@@ -366,7 +370,7 @@ export const layer: Layer.Layer<
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput
 ): Layer.Layer<
-  PtyService | Oversight,
+  PtyService | Oversight | Sandbox.OwnerPolicies,
   InvalidConfig,
   PtyBackend | ProcessInspector | ShellDialects | HostEnvironment | TaskRuntime | Sandbox.Sandbox
 > => layer.pipe(Layer.provide(TerminalConfig.layer(config)))
