@@ -103,7 +103,7 @@ describe.runIf(built)("the daemon's socket", () => {
       RemoteTerminal.connect({ socket, protocolVersion: 999 }).pipe(Effect.scoped, Effect.flip)
     )
     expect(error._tag).toBe("ProtocolMismatch")
-    expect(error.message).toContain("this client speaks agent-terminal protocol 999, the daemon speaks 2")
+    expect(error.message).toContain("this client speaks agent-terminal protocol 999, the daemon speaks 3")
   })
 
   it("no daemon: mcp --daemon says so and exits 1; --daemon auto starts one detached and uses it", async () => {

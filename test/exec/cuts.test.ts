@@ -4,6 +4,7 @@
  * and byte left out of the whole run; `process log` says which lines the retention bound dropped, with
  * line numbers counted from the run's first line.
  */
+import { Ids } from "@agent-terminal/core"
 import { Handlers, ToolCall } from "@agent-terminal/tools"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -25,7 +26,8 @@ fs.writeFileSync(
 const lineOf = (i: number) => `test_case_${i} ... ${i === 49990 ? "FAILED: expected 3, got 4" : "ok"}`
 const wholeBytes = Array.from({ length: lines }, (_, i) => Buffer.byteLength(lineOf(i + 1)) + 1).reduce((a, b) => a + b)
 
-const call = (name: string, payload: unknown) => ToolCall.call(name, payload, { maxResultBytes: 32 * 1024 })
+const call = (name: string, payload: unknown) =>
+  ToolCall.call(Ids.OwnerId.make("local"), name, payload, { maxResultBytes: 32 * 1024 })
 
 layer(Handlers.layer.pipe(Layer.provideMerge(TestTerminal({ scrollbackLines: 10_000 }))), {
   excludeTestServices: true

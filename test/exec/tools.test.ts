@@ -1,3 +1,4 @@
+import { Ids } from "@agent-terminal/core"
 import { Handlers, ToolCall } from "@agent-terminal/tools"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -6,7 +7,7 @@ import { TestTerminal } from "../support/terminal.js"
 import { sleepers, uniqueSleep } from "./support.js"
 
 const call = (name: string, payload: unknown, maxResultBytes = 64 * 1024) =>
-  ToolCall.call(name, payload, { maxResultBytes })
+  ToolCall.call(Ids.OwnerId.make("local"), name, payload, { maxResultBytes })
 
 layer(Handlers.layer.pipe(Layer.provideMerge(TestTerminal())), { excludeTestServices: true })(
   "exec and process tools",

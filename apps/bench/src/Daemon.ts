@@ -89,6 +89,14 @@ const tagged = (tag: string) =>
 const pty = (context: Layer.Layer<PtyService.PtyService, unknown>) =>
   Effect.flatMap(Layer.build(context), (built) => Effect.provide(PtyService.PtyService, built))
 
+/** The daemon's service through the remote layer, and the owner its connection is bound to. */
+const remotePty = (options: RemoteTerminal.Options) =>
+  Effect.flatMap(Layer.build(RemoteTerminal.layer(options)), (built) =>
+    Effect.all({
+      service: Effect.provide(PtyService.PtyService, built),
+      owner: Effect.map(Effect.provide(RemoteTerminal.Connected, built), (connected) => connected.owner)
+    }))
+
 /** A forked client (`module` with `args`): `block(n)` runs n round trips there and returns their times. */
 const forkedClient = (module: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
@@ -134,15 +142,16 @@ const sideBySide = (options: RunOptions) =>
   Effect.gen(function*() {
     const daemon = yield* serve
     const local = yield* pty(NodeTerminal.layer({}))
-    const remote = yield* pty(RemoteTerminal.layer({ socket: daemon.socket, client: "bench" }))
+    const { owner: remoteOwner, service: remote } = yield* remotePty({ socket: daemon.socket, client: "bench" })
     const services = { local, remote } as const
+    const owners = { local: owner, remote: remoteOwner } as const
 
     const opens = { local: [] as Array<number>, remote: [] as Array<number> }
     for (let i = 0; i < size(options, 20, 6) + 2; i++) {
       for (const side of ["local", "remote"] as const) {
         const service = services[side]
-        const [opened, ms] = yield* timed(service.open(owner, { name: `open-${side}-${i}` }))
-        yield* service.close(owner, Ids.SessionId.make(opened.sessionId))
+        const [opened, ms] = yield* timed(service.open(owners[side], { name: `open-${side}-${i}` }))
+        yield* service.close(owners[side], Ids.SessionId.make(opened.sessionId))
         if (i >= 2) opens[side].push(ms)
       }
     }
@@ -150,7 +159,7 @@ const sideBySide = (options: RunOptions) =>
 
     const shells = {
       local: Ids.SessionId.make((yield* local.open(owner, { name: "rt-local" })).sessionId),
-      remote: Ids.SessionId.make((yield* remote.open(owner, { name: "rt-remote" })).sessionId)
+      remote: Ids.SessionId.make((yield* remote.open(remoteOwner, { name: "rt-remote" })).sessionId)
     }
     // The daemon's round trips are taken by a client process of its own holding only the remote layer (as
     // `mcp --daemon` does), in blocks interleaved with this process's in-process ones.
@@ -193,10 +202,10 @@ const sideBySide = (options: RunOptions) =>
       // and in-process with a watcher in this process: what a watch costs without the socket
       watchedLocal.push((yield* watchedSend(local, owner, shells.local, LINES(options))).rate)
       // and the same command through the daemon with nobody watching (only the bounded result comes back)
-      const unwatched = Ids.SessionId.make((yield* remote.open(owner, { name: `ingest-${round}` })).sessionId)
-      const [, sendMs] = yield* timed(remote.send(owner, unwatched, { text: LINES(options), timeoutMs: 600_000 }))
+      const unwatched = Ids.SessionId.make((yield* remote.open(remoteOwner, { name: `ingest-${round}` })).sessionId)
+      const [, sendMs] = yield* timed(remote.send(remoteOwner, unwatched, { text: LINES(options), timeoutMs: 600_000 }))
       remoteSend.push(bytes / MiB / (sendMs / 1000))
-      yield* remote.close(owner, unwatched)
+      yield* remote.close(remoteOwner, unwatched)
       options.progress(`daemon: streaming round ${round + 1}/${rounds}`)
     }
     return {
@@ -219,11 +228,11 @@ const reaper = (options: RunOptions) =>
     for (let i = 0; i < size(options, 5, 2); i++) {
       const ms = yield* Effect.scoped(Effect.gen(function*() {
         const daemon = yield* serve
-        const remote = yield* pty(RemoteTerminal.layer({ socket: daemon.socket }))
+        const { owner: remoteOwner, service: remote } = yield* remotePty({ socket: daemon.socket })
         const tag = randomUUID()
         for (let s = 0; s < 2; s++) {
-          const opened = yield* remote.open(owner, {})
-          yield* remote.send(owner, Ids.SessionId.make(opened.sessionId), {
+          const opened = yield* remote.open(remoteOwner, {})
+          yield* remote.send(remoteOwner, Ids.SessionId.make(opened.sessionId), {
             text: `export TAG=${tag}; nohup sleep 300 >/dev/null 2>&1 & sh -c 'trap "" TERM HUP; sleep 300' & ` +
               "setsid sh -c '(sleep 300 &)'"
           })

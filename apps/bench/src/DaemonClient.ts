@@ -10,15 +10,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { watchedSend } from "./Watched.js"
 
-const owner = Ids.OwnerId.make("bench-client")
-
 type Message = { readonly n: number } | { readonly stream: string }
 
 const program = Effect.gen(function*() {
-  const pty = yield* Effect.provide(
-    PtyService.PtyService,
-    yield* Layer.build(RemoteTerminal.layer({ socket: process.argv[2]!, client: "bench" }))
-  )
+  const remote = yield* Layer.build(RemoteTerminal.layer({ socket: process.argv[2]!, client: "bench" }))
+  const pty = yield* Effect.provide(PtyService.PtyService, remote)
+  // the owner the daemon bound the connection to: every call is made as it
+  const { owner } = yield* Effect.provide(RemoteTerminal.Connected, remote)
   const id = Ids.SessionId.make((yield* pty.open(owner, { name: "roundtrip" })).sessionId)
   // warm both ends (JIT) before anything is measured
   for (let i = 0; i < 300; i++) yield* pty.send(owner, id, { text: "true" })

@@ -294,8 +294,8 @@ export const program = programWith("closing the console's sessions…")
 export const run = (parsed: McpOptions.SettingsOptions & McpOptions.SandboxOptions & Daemon.ClientOptions) =>
   Settings.withSettings(parsed, (settings, input) =>
     Settings.withSandbox(parsed, (sandbox) => {
-      const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
       if (!parsed.daemon) {
+        const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
         return program.pipe(
           Effect.provide(client.pipe(Layer.provide(Settings.terminalLayer(settings, sandbox)))),
           Effect.provide(Settings.stderrLogger)
@@ -305,6 +305,13 @@ export const run = (parsed: McpOptions.SettingsOptions & McpOptions.SandboxOptio
       const farewell = named === undefined
         ? "closing the console's sessions…"
         : `leaving: the daemon keeps owner ${named}'s sessions (agent-terminal console --daemon --owner ${named} finds them)`
+      // through the daemon, the console acts as the owner its connection is bound to
+      const client = Layer.unwrapEffect(
+        Effect.map(
+          Daemon.connectedOwner,
+          (owner) => ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner })
+        )
+      )
       return programWith(farewell).pipe(
         Effect.provide(client.pipe(Layer.provide(Daemon.remoteLayer(parsed, input, sandbox, "console")))),
         Effect.catchTags({

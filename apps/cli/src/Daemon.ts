@@ -175,6 +175,11 @@ const readSecret = (file: string): Effect.Effect<string | undefined, Errors.Inva
   })
 
 /**
+ * The owner the remote layer's connection is bound to: the owner every call through it acts as.
+ */
+export const connectedOwner = Effect.map(RemoteTerminal.Connected, (connected) => connected.owner)
+
+/**
  * The owner credential the options and the environment give, and where an issued secret is kept: in the
  * `--owner-secret-file` given (when it does not exist yet), else — unless the secret is in the environment —
  * in `<state dir>/owners/<name>.secret`.

@@ -56,22 +56,25 @@ const stdinClosed = Effect.gen(function*() {
   yield* Deferred.await(closed)
 })
 
-const serveStdioWith = <E>(
+const serveStdioWith = <E, R>(
   settings: TerminalConfig.TerminalConfig,
-  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec, E>,
-  deployment: Deployment.Deployment = Deployment.all
+  terminals: Layer.Layer<PtyService.PtyService | TaskRuntime.Tasks | Exec.Exec | R, E>,
+  deployment: Deployment.Deployment,
+  /** The connection's owner: this process's own, or the one the daemon bound the connection to. */
+  ownerOf: Effect.Effect<Ids.OwnerId, never, R>
 ) => {
-  const server = McpStdio.layer({
-    ...serverInfo,
-    maxResultBytes: settings.maxResultBytes,
-    deployment,
-    owner: stdioOwner,
-    input: process.stdin,
-    output: process.stdout
-  }).pipe(
-    Layer.provide(Handlers.layer),
-    Layer.provide(terminals)
-  )
+  const server = Layer.unwrapEffect(Effect.map(ownerOf, (owner) =>
+    McpStdio.layer({
+      ...serverInfo,
+      maxResultBytes: settings.maxResultBytes,
+      deployment,
+      owner,
+      input: process.stdin,
+      output: process.stdout
+    }))).pipe(
+      Layer.provide(Handlers.layer),
+      Layer.provide(terminals)
+    )
   return Effect.raceFirst(Layer.launch(server), stdinClosed)
 }
 
@@ -91,7 +94,8 @@ export const run = (options: McpOptions & ClientOptions) =>
         const remote = Layer.unwrapEffect(
           Effect.map(daemon, (Daemon) => Daemon.remoteLayer(options, input, sandbox, "mcp"))
         )
-        return serveStdioWith(settings, remote, deployment.right).pipe(
+        const owner = Effect.flatMap(daemon, (Daemon) => Daemon.connectedOwner)
+        return serveStdioWith(settings, remote, deployment.right, owner).pipe(
           Effect.catchTags({
             DaemonUnavailable: (error) => daemonRefused(error.message),
             ProtocolMismatch: (error) => daemonRefused(error.message),
@@ -133,7 +137,9 @@ export const run = (options: McpOptions & ClientOptions) =>
       if (port === undefined) {
         return notice.pipe(
           Effect.zipRight(summary),
-          Effect.zipRight(serveStdioWith(settings, terminalLayer(settings, sandbox), deployment.right))
+          Effect.zipRight(
+            serveStdioWith(settings, terminalLayer(settings, sandbox), deployment.right, Effect.succeed(stdioOwner))
+          )
         )
       }
       return httpTransport.pipe(Effect.flatMap((HttpTransport) => {

@@ -9,17 +9,9 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type {
-  InvalidInput,
-  LimitReached,
-  SandboxUnavailable,
-  SpawnFailed,
-  TaskNotFound,
-  TerminalError
-} from "./Errors.js"
-import type { OwnerId } from "./Ids.js"
+import * as Errors from "./Errors.js"
+import * as Operation from "./Operation.js"
 import { Match, Millis, ReadResult, WaitFor } from "./Session.js"
 import { TaskInput, TaskStatus } from "./TaskRuntime.js"
 
@@ -217,9 +209,65 @@ export type WriteResult = typeof WriteResult.Type
  *
  * @since 0.1.0
  */
-export interface PollOptions {
-  readonly wait?: boolean | undefined
-  readonly timeoutMs?: number | undefined
+export const PollOptions = Schema.Struct({
+  wait: Schema.optional(Schema.Boolean),
+  timeoutMs: Schema.optional(Schema.Number)
+})
+/** @since 0.1.0 */
+export type PollOptions = typeof PollOptions.Type
+
+/**
+ * Which page of a run's full output: `offset` lines back from the newest, `count` lines.
+ *
+ * @since 0.4.0
+ */
+export const LogRequest = Schema.Struct({
+  offset: Schema.optional(Schema.Number),
+  count: Schema.optional(Schema.Number)
+})
+/** @since 0.4.0 */
+export type LogRequest = typeof LogRequest.Type
+
+const taskId = Operation.arg("taskId", Schema.String)
+
+/**
+ * The operations of the one-shot supervisor, one declaration each.
+ *
+ * @since 0.4.0
+ * @category operations
+ */
+export const operations = {
+  /** Start a run; in the foreground, wait up to the yield window for it to end. */
+  exec: Operation.make("ExecRun", {
+    args: [Operation.arg("request", ExecRequest)],
+    success: ExecResult,
+    errors: [Errors.SpawnFailed, Errors.SandboxUnavailable, Errors.InvalidInput, Errors.LimitReached],
+    detached: true
+  }),
+  /** The task's status and its output since the previous look (`wait`: block until there is news). */
+  poll: Operation.make("ExecPoll", {
+    args: [taskId, Operation.optionalArg("options", PollOptions)],
+    success: ExecResult,
+    errors: [Errors.TaskNotFound, Errors.InvalidInput]
+  }),
+  /** A page of a run's full output. */
+  log: Operation.make("ExecLog", {
+    args: [taskId, Operation.arg("request", LogRequest)],
+    success: LogResult,
+    errors: [Errors.TaskNotFound, Errors.InvalidInput]
+  }),
+  /** Input for a running task (a run, or a background send waiting for input). */
+  write: Operation.make("ExecWrite", {
+    args: [taskId, Operation.arg("input", ExecInput)],
+    success: WriteResult,
+    errors: [Errors.TerminalError]
+  }),
+  /** End a task (a run: its whole process tree) and report how it ended; killing an ended task is a no-op. */
+  kill: Operation.make("ExecKill", { args: [taskId], success: ExecResult, errors: [Errors.TaskNotFound] }),
+  /** Kill if needed and forget a task. */
+  remove: Operation.make("ExecRemove", { args: [taskId], success: RemoveResult, errors: [Errors.TaskNotFound] }),
+  /** The owner's tasks (runs and background sends). */
+  list: Operation.make("ExecList", { args: [], success: Schema.Array(TaskSummary) })
 }
 
 /**
@@ -229,38 +277,9 @@ export interface PollOptions {
  */
 export class Exec extends Context.Tag("@agent-terminal/core/Exec")<
   Exec,
-  {
+  Operation.ServiceOf<typeof operations> & {
     /** The shell a command string runs with (`<shell> -c <command>`), in pty mode and for `shellArgv`. */
     readonly shell: string
-    /** Start a run; in the foreground, wait up to the yield window for it to end. */
-    readonly exec: (
-      owner: OwnerId,
-      request: ExecRequest
-    ) => Effect.Effect<ExecResult, SpawnFailed | SandboxUnavailable | InvalidInput | LimitReached>
-    /** The task's status and its output since the previous look (`wait`: block until there is news). */
-    readonly poll: (
-      owner: OwnerId,
-      taskId: string,
-      options?: PollOptions
-    ) => Effect.Effect<ExecResult, TaskNotFound | InvalidInput>
-    /** A page of a run's full output. */
-    readonly log: (
-      owner: OwnerId,
-      taskId: string,
-      request: { readonly offset?: number | undefined; readonly count?: number | undefined }
-    ) => Effect.Effect<LogResult, TaskNotFound | InvalidInput>
-    /** Input for a running task (a run, or a background send waiting for input). */
-    readonly write: (
-      owner: OwnerId,
-      taskId: string,
-      input: ExecInput
-    ) => Effect.Effect<WriteResult, TaskNotFound | TerminalError>
-    /** End a task (a run: its whole process tree) and report how it ended; killing an ended task is a no-op. */
-    readonly kill: (owner: OwnerId, taskId: string) => Effect.Effect<ExecResult, TaskNotFound>
-    /** Kill if needed and forget a task. */
-    readonly remove: (owner: OwnerId, taskId: string) => Effect.Effect<RemoveResult, TaskNotFound>
-    /** The owner's tasks (runs and background sends). */
-    readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<TaskSummary>>
   }
 >() {}
 

@@ -9,53 +9,48 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { HostEnvironment } from "./EnvPolicy.js"
+import * as Errors from "./Errors.js"
 import {
-  type CleanupFailed,
-  type DuplicateName,
   type ForeignSession,
-  type HumanInControl,
   type InvalidConfig,
   InvalidInput,
-  type LimitReached,
-  type SandboxUnavailable,
-  type SendActive,
-  type SessionExited,
   type SessionLost,
-  type SessionNotFound,
-  type SignalRefused,
-  type SpawnFailed
+  type SessionNotFound
 } from "./Errors.js"
-import type { OwnerId, SessionId } from "./Ids.js"
+import { type OwnerId, type SessionId, SessionId as SessionIdSchema } from "./Ids.js"
 import type * as internal from "./internal/service.js"
+import * as Operation from "./Operation.js"
 import { Oversight } from "./Oversight.js"
 import type { ProcessInspector } from "./ProcessInspector.js"
 import type { PtyBackend } from "./PtyBackend.js"
-import type * as Sandbox from "./Sandbox.js"
+import * as Sandbox from "./Sandbox.js"
 import {
   bounds,
-  type CloseResult,
+  CloseResult,
   HumanRequest,
-  type HumanRequestResult,
+  HumanRequestResult,
   inputBytes,
+  integerBetween,
   OpenRequest,
-  type OpenResult,
+  OpenResult,
   ReadRequest,
-  type ReadResult,
+  ReadResult,
   ResizeRequest,
-  type ResizeResult,
+  ResizeResult,
   SendRequest,
-  type SendResult,
-  type SessionInfo,
+  SendResult,
+  SessionInfo,
   SignalName,
-  type SignalResult
+  SignalResult
 } from "./Session.js"
 import type { ShellDialects } from "./ShellDialects.js"
 import type { TaskRuntime } from "./TaskRuntime.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 import * as Validation from "./Validation.js"
-import type { Watch, WatchOptions } from "./Watch.js"
+import * as Watch from "./Watch.js"
 
 /**
  * Errors of operations on an existing session. `SessionLost` comes only from a daemon that held the session
@@ -70,128 +65,30 @@ export type LookupError = SessionNotFound | ForeignSession | SessionLost
  *
  * @since 0.1.0
  */
-export interface CancelResult {
+export const CancelResult = Schema.Struct({
   /** A send was in flight and has been stopped. */
-  readonly cancelled: boolean
+  cancelled: Schema.Boolean,
   /** Its input had reached the terminal; `false` when the cancel won before the write (nothing written). */
-  readonly written: boolean
+  written: Schema.Boolean,
   /** Bytes of input no program had read yet, dropped (the flush a real ^C does). */
-  readonly discarded: number
+  discarded: Schema.Number,
   /** The process groups that received `SIGINT`, in order (empty: nothing written, or no group resolvable). */
-  readonly signalled: ReadonlyArray<number>
+  signalled: Schema.Array(Schema.Number),
   /** The background task that was killed, when the send in flight was one. */
-  readonly taskId?: string
-}
+  taskId: Schema.optionalWith(Schema.String, { exact: true })
+})
+/** @since 0.1.0 */
+export type CancelResult = typeof CancelResult.Type
 
-/**
- * @since 0.1.0
- */
-export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
-  PtyService,
-  {
-    /**
-     * Start a session; settles when the shell shows its prompt (or the command is ready). Refused with
-     * `LimitReached` when the owner holds `maxTerminalsPerOwner` sessions. Interrupted, it leaves nothing
-     * behind (no entry, no name taken, no process).
-     */
-    readonly open: (
-      owner: OwnerId,
-      request: OpenRequest
-    ) => Effect.Effect<OpenResult, SpawnFailed | SandboxUnavailable | InvalidInput | DuplicateName | LimitReached>
-    /**
-     * Write input and wait until the program is ready for more (or the send must stop waiting). A background
-     * send is refused with `LimitReached` (nothing written) when the owner holds `maxTasksPerOwner` live tasks.
-     * A send of a `signal` delivers it to the foreground group instead of input (refused as `signal` refuses
-     * it: `SignalRefused`), then waits the same way.
-     */
-    readonly send: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      request: SendRequest
-    ) => Effect.Effect<
-      SendResult,
-      LookupError | SendActive | SessionExited | InvalidInput | LimitReached | HumanInControl | SignalRefused
-    >
-    /** A page of the session's transcript. */
-    readonly read: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      request: ReadRequest
-    ) => Effect.Effect<ReadResult, LookupError | InvalidInput>
-    /** Send a signal to the terminal's foreground process group, resolved now. */
-    readonly signal: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      signal: SignalName
-    ) => Effect.Effect<SignalResult, LookupError | SignalRefused | SessionExited | InvalidInput | HumanInControl>
-    /**
-     * Stop the session's send in flight (as if the fiber that runs it were interrupted): a cancel that wins
-     * before the write means the input is never written; otherwise the write lands, unread input is
-     * dropped, and the terminal's foreground group gets a real `SIGINT` (not `\x03`: programs that turned
-     * `ISIG` off stop too). Returns once the signal is delivered and the session's send slot is free. The
-     * cancelled send ends interrupted. A background send is killed through the task runtime.
-     */
-    readonly cancel: (owner: OwnerId, sessionId: SessionId) => Effect.Effect<CancelResult, LookupError>
-    /** End the session and its whole process tree; a close that failed or was interrupted can be retried. */
-    readonly close: (
-      owner: OwnerId,
-      sessionId: SessionId
-    ) => Effect.Effect<CloseResult, LookupError | CleanupFailed>
-    /** The owner's sessions. */
-    readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<SessionInfo>>
-    /** Close every session of an owner (its connection ended). */
-    readonly closeOwner: (owner: OwnerId) => Effect.Effect<void>
-    /**
-     * Set the sandbox policy of an owner's next sessions — a decision of the embedding application, never
-     * of the model (no tool reaches it). Refused with `SandboxInUse` while the owner has open or opening
-     * sessions under another policy: a session keeps the confinement it was opened with, so the owner's
-     * policy and its sessions' never disagree. Setting the policy in force is a no-op.
-     */
-    readonly configureSandbox: (
-      owner: OwnerId,
-      policy: Sandbox.Policy
-    ) => Effect.Effect<void, Sandbox.SandboxInUse | InvalidConfig>
-    /** The sandbox policy an owner's sessions are opened with now. */
-    readonly sandboxOf: (owner: OwnerId) => Effect.Effect<Sandbox.Policy>
-    /**
-     * Watch a session (the live view): atomically, a snapshot a browser terminal can be initialised from and
-     * every later chunk of raw output, with no gap and no duplicate, then its exit. Bounded: a watcher that
-     * falls `maxBufferedBytes` behind is dropped (its stream says so and ends); the session never waits for
-     * it. Optional: a service without it (a fake) cannot be watched. The watch ends with the scope.
-     */
-    /**
-     * Resize the terminal (the pty, the emulator, every watcher and the recording, between two pieces of
-     * output). Refused with `HumanInControl` while a person holds the control.
-     */
-    readonly resize: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      request: ResizeRequest
-    ) => Effect.Effect<ResizeResult, LookupError | SessionExited | InvalidInput | HumanInControl>
-    /**
-     * Ask for a person (shown in the live view): a task of kind `human` that completes, with what the person
-     * did, at the next hand-back of the control. With `wait`, block for it up to `timeoutMs`; `task_output`
-     * with `wait: true` blocks on it later the same way, `task_kill` withdraws the request.
-     */
-    readonly requestHuman: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      request: HumanRequest
-    ) => Effect.Effect<HumanRequestResult, LookupError | SessionExited | InvalidInput | LimitReached>
-    readonly watch?: (
-      owner: OwnerId,
-      sessionId: SessionId,
-      options?: WatchOptions
-    ) => Effect.Effect<Watch, LookupError, Scope.Scope>
-  }
->() {}
-
-const checkOpen = Validation.decoder(OpenRequest, { root: "request" })
-const checkSend = Validation.decoder(SendRequest, { root: "request" })
-const checkRead = Validation.decoder(ReadRequest, { root: "request" })
-const checkSignal = Validation.decoder(SignalName, { root: "signal" })
-const checkResize = Validation.decoder(ResizeRequest, { root: "request" })
-const checkHuman = Validation.decoder(HumanRequest, { root: "request" })
+const checkId = (id: unknown): Either.Either<SessionId, InvalidInput> =>
+  typeof id === "string" && id.length <= bounds.idLength
+    ? Either.right(id as SessionId)
+    : Either.left(
+      new InvalidInput({
+        field: "sessionId",
+        reason: `must be an id (a string of at most ${bounds.idLength} characters)`
+      })
+    )
 
 /**
  * A send of one `text` and nothing else — the common one — is valid by `SendRequest`'s own rules (an
@@ -206,15 +103,176 @@ const isTextOnly = (request: unknown): request is { readonly text: string } => {
   return keys.length === 1 && keys[0] === "text" && typeof (request as { readonly text?: unknown }).text === "string"
 }
 
-const checkId = (id: SessionId): Either.Either<SessionId, InvalidInput> =>
-  typeof id === "string" && id.length <= bounds.idLength
-    ? Either.right(id)
-    : Either.left(
-      new InvalidInput({
-        field: "sessionId",
-        reason: `must be an id (a string of at most ${bounds.idLength} characters)`
+const decodeSend = Validation.decoder(SendRequest, { root: "request" })
+
+/** The session an operation is on: any string within the id bound (the lookup says whether it exists). */
+const sessionId = Operation.arg("sessionId", SessionIdSchema, { check: checkId })
+const lookup = [Errors.SessionNotFound, Errors.ForeignSession, Errors.SessionLost] as const
+
+/**
+ * The operations of the terminal service, one declaration each: the service's type, its entry checks
+ * (`checked`), the daemon's protocol and its remote client are derived from these.
+ *
+ * @since 0.4.0
+ * @category operations
+ */
+export const operations = {
+  /**
+   * Start a session; settles when the shell shows its prompt (or the command is ready). Refused with
+   * `LimitReached` when the owner holds `maxTerminalsPerOwner` sessions. Interrupted, it leaves nothing
+   * behind (no entry, no name taken, no process).
+   */
+  open: Operation.make("Open", {
+    args: [Operation.arg("request", OpenRequest)],
+    success: OpenResult,
+    errors: [
+      Errors.SpawnFailed,
+      Errors.SandboxUnavailable,
+      Errors.InvalidInput,
+      Errors.DuplicateName,
+      Errors.LimitReached
+    ]
+  }),
+  /**
+   * Write input and wait until the program is ready for more (or the send must stop waiting). A background
+   * send is refused with `LimitReached` (nothing written) when the owner holds `maxTasksPerOwner` live tasks.
+   * A send of a `signal` delivers it to the foreground group instead of input (refused as `signal` refuses
+   * it: `SignalRefused`), then waits the same way.
+   */
+  send: Operation.make("Send", {
+    args: [
+      sessionId,
+      Operation.arg("request", SendRequest, {
+        check: (request) => isTextOnly(request) ? Either.right<SendRequest>(request) : decodeSend(request)
       })
-    )
+    ],
+    success: SendResult,
+    errors: [
+      ...lookup,
+      Errors.SendActive,
+      Errors.SessionExited,
+      Errors.InvalidInput,
+      Errors.LimitReached,
+      Errors.HumanInControl,
+      Errors.SignalRefused
+    ],
+    detached: true
+  }),
+  /** A page of the session's transcript. */
+  read: Operation.make("Read", {
+    args: [sessionId, Operation.arg("request", ReadRequest)],
+    success: ReadResult,
+    errors: [...lookup, Errors.InvalidInput]
+  }),
+  /** Send a signal to the terminal's foreground process group, resolved now. */
+  signal: Operation.make("Signal", {
+    args: [sessionId, Operation.arg("signal", SignalName)],
+    success: SignalResult,
+    errors: [...lookup, Errors.SignalRefused, Errors.SessionExited, Errors.InvalidInput, Errors.HumanInControl]
+  }),
+  /**
+   * Stop the session's send in flight (as if the fiber that runs it were interrupted): a cancel that wins
+   * before the write means the input is never written; otherwise the write lands, unread input is
+   * dropped, and the terminal's foreground group gets a real `SIGINT` (not `\x03`: programs that turned
+   * `ISIG` off stop too). Returns once the signal is delivered and the session's send slot is free. The
+   * cancelled send ends interrupted. A background send is killed through the task runtime.
+   */
+  cancel: Operation.make("Cancel", { args: [sessionId], success: CancelResult, errors: lookup, checked: false }),
+  /** End the session and its whole process tree; a close that failed or was interrupted can be retried. */
+  close: Operation.make("Close", {
+    args: [sessionId],
+    success: CloseResult,
+    errors: [...lookup, Errors.CleanupFailed],
+    checked: false
+  }),
+  /** The owner's sessions. */
+  list: Operation.make("List", { args: [], success: Schema.Array(SessionInfo) }),
+  /** Close every session of an owner (its connection ended). */
+  closeOwner: Operation.make("CloseOwner", { args: [], success: Schema.Void }),
+  /**
+   * Set the sandbox policy of an owner's next sessions — a decision of the embedding application, never
+   * of the model (no tool reaches it). Refused with `SandboxInUse` while the owner has open or opening
+   * sessions under another policy: a session keeps the confinement it was opened with, so the owner's
+   * policy and its sessions' never disagree. Setting the policy in force is a no-op.
+   */
+  configureSandbox: Operation.make("ConfigureSandbox", {
+    args: [Operation.arg("policy", Sandbox.Policy)],
+    success: Schema.Void,
+    errors: [Sandbox.SandboxInUse, Errors.InvalidConfig],
+    checked: false
+  }),
+  /** The sandbox policy an owner's sessions are opened with now. */
+  sandboxOf: Operation.make("SandboxOf", { args: [], success: Sandbox.Policy }),
+  /**
+   * Resize the terminal (the pty, the emulator, every watcher and the recording, between two pieces of
+   * output). Refused with `HumanInControl` while a person holds the control.
+   */
+  resize: Operation.make("Resize", {
+    args: [sessionId, Operation.arg("request", ResizeRequest)],
+    success: ResizeResult,
+    errors: [...lookup, Errors.SessionExited, Errors.InvalidInput, Errors.HumanInControl]
+  }),
+  /**
+   * Ask for a person (shown in the live view): a task of kind `human` that completes, with what the person
+   * did, at the next hand-back of the control. With `wait`, block for it up to `timeoutMs`; `task_output`
+   * with `wait: true` blocks on it later the same way, `task_kill` withdraws the request.
+   */
+  requestHuman: Operation.make("RequestHuman", {
+    args: [sessionId, Operation.arg("request", HumanRequest)],
+    success: HumanRequestResult,
+    errors: [...lookup, Errors.SessionExited, Errors.InvalidInput, Errors.LimitReached],
+    detached: true
+  })
+}
+
+/**
+ * Options of a watch, as a Schema (the daemon's `Watch` takes them).
+ *
+ * @since 0.4.0
+ */
+export const WatchOptionsSchema = Schema.Struct({
+  // bounded (a watcher's backlog is memory of whoever serves it): 1 byte to 1 GiB
+  maxBufferedBytes: Schema.optional(integerBetween(1, 1 << 30, " of bytes"))
+})
+
+/**
+ * The streams of the terminal service: `watch` (its method is declared on the service, since its success
+ * is a snapshot and a stream rather than one value).
+ *
+ * @since 0.4.0
+ * @category operations
+ */
+export const streams = {
+  /**
+   * Watch a session (the live view): atomically, a snapshot a browser terminal can be initialised from and
+   * every later chunk of raw output, with no gap and no duplicate, then its exit.
+   */
+  watch: Operation.make("Watch", {
+    args: [Operation.arg("sessionId", SessionIdSchema), Operation.optionalArg("options", WatchOptionsSchema)],
+    success: Schema.Union(Watch.Snapshot, Watch.WatchEvent),
+    errors: lookup
+  })
+}
+
+/**
+ * @since 0.1.0
+ */
+export class PtyService extends Context.Tag("@agent-terminal/core/PtyService")<
+  PtyService,
+  Operation.ServiceOf<typeof operations> & {
+    /**
+     * Watch a session (the live view): atomically, a snapshot a browser terminal can be initialised from and
+     * every later chunk of raw output, with no gap and no duplicate, then its exit. Bounded: a watcher that
+     * falls `maxBufferedBytes` behind is dropped (its stream says so and ends); the session never waits for
+     * it. Optional: a service without it (a fake) cannot be watched. The watch ends with the scope.
+     */
+    readonly watch?: (
+      owner: OwnerId,
+      sessionId: SessionId,
+      options?: Watch.WatchOptions
+    ) => Effect.Effect<Watch.Watch, LookupError, Scope.Scope>
+  }
+>() {}
 
 const checkInputSize = (request: SendRequest, maxInputBytes: number): InvalidInput | undefined => {
   const inputs: Array<readonly [string, Pick<SendRequest, "text" | "paste">]> = [["", request]]
@@ -245,40 +303,10 @@ const checkInputSize = (request: SendRequest, maxInputBytes: number): InvalidInp
  *
  * @since 0.2.0
  */
-export const checked = (service: PtyService["Type"], settings: TerminalConfig.TerminalConfig): PtyService["Type"] => ({
-  ...service,
-  open: (owner, request) =>
-    Either.match(checkOpen(request), { onLeft: Effect.fail, onRight: (valid) => service.open(owner, valid) }),
-  send: (owner, id, request) => {
-    const valid = Either.flatMap(
-      checkId(id),
-      () => isTextOnly(request) ? Either.right<SendRequest>(request) : checkSend(request)
-    )
-    if (Either.isLeft(valid)) return Effect.fail(valid.left)
-    const tooLarge = checkInputSize(valid.right, settings.maxInputBytes)
-    return tooLarge !== undefined ? Effect.fail(tooLarge) : service.send(owner, id, valid.right)
-  },
-  read: (owner, id, request) =>
-    Either.match(Either.flatMap(checkId(id), () => checkRead(request)), {
-      onLeft: Effect.fail,
-      onRight: (valid) => service.read(owner, id, valid)
-    }),
-  signal: (owner, id, signal) =>
-    Either.match(Either.flatMap(checkId(id), () => checkSignal(signal)), {
-      onLeft: Effect.fail,
-      onRight: (valid) => service.signal(owner, id, valid)
-    }),
-  resize: (owner, id, request) =>
-    Either.match(Either.flatMap(checkId(id), () => checkResize(request)), {
-      onLeft: Effect.fail,
-      onRight: (valid) => service.resize(owner, id, valid)
-    }),
-  requestHuman: (owner, id, request) =>
-    Either.match(Either.flatMap(checkId(id), () => checkHuman(request)), {
-      onLeft: Effect.fail,
-      onRight: (valid) => service.requestHuman(owner, id, valid)
-    })
-})
+export const checked = (service: PtyService["Type"], settings: TerminalConfig.TerminalConfig): PtyService["Type"] =>
+  Operation.checked(operations, service, {
+    send: (_id, request) => checkInputSize(request as SendRequest, settings.maxInputBytes)
+  })
 
 /**
  * The engine behind the service (sessions, the emulator, the readiness race), loaded when a service is built:
@@ -314,7 +342,7 @@ export const makeWithOversight = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const layer: Layer.Layer<
-  PtyService | Oversight,
+  PtyService | Oversight | Sandbox.OwnerPolicies,
   never,
   | PtyBackend
   | ProcessInspector
@@ -326,7 +354,11 @@ export const layer: Layer.Layer<
 > = Layer.scopedContext(
   Effect.map(
     makeWithOversight,
-    ({ oversight, pty }) => Context.make(PtyService, pty).pipe(Context.add(Oversight, oversight))
+    ({ oversight, pty }) =>
+      Context.make(PtyService, pty).pipe(
+        Context.add(Oversight, oversight),
+        Context.add(Sandbox.OwnerPolicies, { policyOf: (owner) => pty.sandboxOf(owner) })
+      )
   )
 )
 
@@ -338,7 +370,7 @@ export const layer: Layer.Layer<
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput
 ): Layer.Layer<
-  PtyService | Oversight,
+  PtyService | Oversight | Sandbox.OwnerPolicies,
   InvalidConfig,
   PtyBackend | ProcessInspector | ShellDialects | HostEnvironment | TaskRuntime | Sandbox.Sandbox
 > => layer.pipe(Layer.provide(TerminalConfig.layer(config)))

@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import type { SpawnFailed } from "./Errors.js"
 import { InvalidConfig, SandboxUnavailable } from "./Errors.js"
 import type { InvalidInput } from "./Errors.js"
+import type { OwnerId } from "./Ids.js"
 import type { Containment, PtyProcess, SpawnRequest } from "./PtyBackend.js"
 
 /**
@@ -171,6 +172,18 @@ export class Sandbox extends Context.Tag("@agent-terminal/core/Sandbox")<
       policy: Policy
     ) => Effect.Effect<Confinement, SandboxUnavailable | InvalidInput>
   }
+>() {}
+
+/**
+ * The sandbox policy each owner's processes are started under now (what `PtyService.sandboxOf` answers), for
+ * the services that start an owner's processes outside a session (one-shot runs). `PtyService.layer`
+ * provides it over its own owners' policies.
+ *
+ * @since 0.4.0
+ */
+export class OwnerPolicies extends Context.Tag("@agent-terminal/core/Sandbox/OwnerPolicies")<
+  OwnerPolicies,
+  { readonly policyOf: (owner: OwnerId) => Effect.Effect<Policy> }
 >() {}
 
 /**

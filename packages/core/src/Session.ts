@@ -41,6 +41,30 @@ export const WaitReason = Schema.Literal(
 export type WaitReason = typeof WaitReason.Type
 
 /**
+ * The wait ended without the program showing it is ready (no prompt, no read of its input): silence
+ * (`inferred_idle`) or the deadline (`timeout`). The command may still be running; a batch stops there, and
+ * the result says what the foreground program is doing.
+ *
+ * @since 0.4.0
+ */
+export const isUnconfirmed = (reason: WaitReason): boolean => reason === "inferred_idle" || reason === "timeout"
+
+/**
+ * The command may still be running when the send returns: an unconfirmed end, or a `waitFor` match (which
+ * ends the wait, not the program).
+ *
+ * @since 0.4.0
+ */
+export const mayStillRun = (reason: WaitReason): boolean => isUnconfirmed(reason) || reason === "matched"
+
+/**
+ * A step of a batch that ended this way stops the batch: an unconfirmed end, or the session's exit.
+ *
+ * @since 0.4.0
+ */
+export const stopsBatch = (reason: WaitReason): boolean => isUnconfirmed(reason) || reason === "session_exit"
+
+/**
  * Whether the session's program still runs.
  *
  * @since 0.1.0

@@ -12,12 +12,12 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { InvalidConfig, TerminalError } from "./Errors.js"
-import type { LimitReached, TaskNotFound } from "./Errors.js"
-import type { OwnerId } from "./Ids.js"
-import type { TaskId } from "./Ids.js"
+import * as Errors from "./Errors.js"
+import type { InvalidConfig, LimitReached, TerminalError } from "./Errors.js"
+import { OwnerId, TaskId } from "./Ids.js"
 import * as internal from "./internal/taskRuntime.js"
-import { type Match, SendRequest, type WaitFor } from "./Session.js"
+import * as Operation from "./Operation.js"
+import { Match, SendRequest, WaitFor } from "./Session.js"
 import * as TerminalConfig from "./TerminalConfig.js"
 
 /**
@@ -78,19 +78,21 @@ export interface TaskSpec<A> {
  *
  * @since 0.1.0
  */
-export interface TaskView {
-  readonly taskId: TaskId
-  readonly kind: string
-  readonly label: string
-  readonly sessionId?: string | undefined
-  readonly status: TaskStatus
-  readonly output: string
-  readonly result?: unknown
-  readonly error?: { readonly _tag: string; readonly message: string } | undefined
+export const TaskView = Schema.Struct({
+  taskId: TaskId,
+  kind: Schema.String,
+  label: Schema.String,
+  sessionId: Schema.optional(Schema.String),
+  status: TaskStatus,
+  output: Schema.String,
+  result: Schema.optional(Schema.Unknown),
+  error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
   /** What a look with `waitFor` found in the output (the task may still run). */
-  readonly match?: Match | undefined
-  readonly elapsedMs: number
-}
+  match: Schema.optional(Match),
+  elapsedMs: Schema.Number
+})
+/** @since 0.1.0 */
+export type TaskView = typeof TaskView.Type
 
 /**
  * Options of a look at a task: `wait` blocks until it ends; `waitFor` until its output since the previous
@@ -98,21 +100,56 @@ export interface TaskView {
  *
  * @since 0.3.0
  */
-export interface OutputOptions {
-  readonly wait?: boolean | undefined
-  readonly timeoutMs?: number | undefined
-  readonly waitFor?: WaitFor | undefined
-}
+export const OutputOptions = Schema.Struct({
+  wait: Schema.optional(Schema.Boolean),
+  timeoutMs: Schema.optional(Schema.Number),
+  waitFor: Schema.optional(WaitFor)
+})
+/** @since 0.3.0 */
+export type OutputOptions = typeof OutputOptions.Type
 
 /**
  * Published when a task ends.
  *
  * @since 0.1.0
  */
-export interface TaskEvent {
-  readonly owner: OwnerId
-  readonly taskId: TaskId
-  readonly status: TaskStatus
+export const TaskEvent = Schema.Struct({ owner: OwnerId, taskId: TaskId, status: TaskStatus })
+/** @since 0.1.0 */
+export type TaskEvent = typeof TaskEvent.Type
+
+const taskId = Operation.arg("taskId", Schema.String)
+
+/**
+ * The operations on an owner's tasks that clients use (and a daemon serves), one declaration each. Starting
+ * a task is not among them: the services that run work start tasks (`start`, `reserve`).
+ *
+ * @since 0.4.0
+ * @category operations
+ */
+export const operations = {
+  /**
+   * What is new since the last look; with `wait`, block until the task ends or `timeoutMs` passes; with
+   * `waitFor`, also until the output new since the last look shows it (`match`) or the task waits for input.
+   */
+  output: Operation.make("TaskOutput", {
+    args: [taskId, Operation.optionalArg("options", OutputOptions)],
+    success: TaskView,
+    errors: [Errors.TaskNotFound]
+  }),
+  /** Interrupt the task (its creator delivers the real signal) and wait until it has ended. */
+  kill: Operation.make("TaskKill", { args: [taskId], success: TaskView, errors: [Errors.TaskNotFound] }),
+  /** Input for a task that takes it. */
+  write: Operation.make("TaskWrite", {
+    args: [taskId, Operation.arg("input", TaskInput)],
+    success: Schema.Void,
+    errors: [Errors.TerminalError]
+  }),
+  /** The owner's tasks, without consuming their output. */
+  list: Operation.make("TaskList", { args: [], success: Schema.Array(TaskView) }),
+  /** Forget an ended task (a running one is killed first). */
+  remove: Operation.make("TaskRemove", { args: [taskId], success: Schema.Void, errors: [Errors.TaskNotFound] }),
+  /** Kill and forget every task of an owner (its connection ended). */
+  removeOwner: Operation.make("TaskRemoveOwner", { args: [], success: Schema.Void })
 }
 
 /**
@@ -128,11 +165,28 @@ export interface TaskReservation {
 }
 
 /**
+ * An owner's tasks as clients use them (the tools, a remote client): look, kill, write, list, remove, and the
+ * endings. What a daemon serves; starting a task is not part of it (`TaskRuntime`).
+ *
+ * @since 0.4.0
+ */
+export class Tasks extends Context.Tag("@agent-terminal/core/Tasks")<
+  Tasks,
+  Operation.ServiceOf<typeof operations> & {
+    /** Task endings, for runtimes that notify. */
+    readonly completions: PubSub.PubSub<TaskEvent>
+  }
+>() {}
+
+/**
+ * The runtime that runs tasks, local to the services that start them (background sends, one-shot runs, a
+ * request for a person): `Tasks`, and starting one. A remote client provides `Tasks` only.
+ *
  * @since 0.1.0
  */
 export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")<
   TaskRuntime,
-  {
+  Tasks["Type"] & {
     /**
      * Start a task now; its id is returned once the work is forked. Refused with `LimitReached` (nothing is
      * run) when the owner has as many live tasks as the runtime allows.
@@ -144,27 +198,6 @@ export class TaskRuntime extends Context.Tag("@agent-terminal/core/TaskRuntime")
     ) => Effect.Effect<TaskId, LimitReached>
     /** Take a place within the owner's cap for a task to start later; `LimitReached` when there is none. */
     readonly reserve: (owner: OwnerId) => Effect.Effect<TaskReservation, LimitReached>
-    /**
-     * What is new since the last look; with `wait`, block until the task ends or `timeoutMs` passes; with
-     * `waitFor`, also until the output new since the last look shows it (`match`) or the task waits for input.
-     */
-    readonly output: (owner: OwnerId, taskId: string, options?: OutputOptions) => Effect.Effect<TaskView, TaskNotFound>
-    /** Interrupt the task (its creator delivers the real signal) and wait until it has ended. */
-    readonly kill: (owner: OwnerId, taskId: string) => Effect.Effect<TaskView, TaskNotFound>
-    /** Input for a task that takes it. */
-    readonly write: (
-      owner: OwnerId,
-      taskId: string,
-      input: TaskInput
-    ) => Effect.Effect<void, TaskNotFound | TerminalError>
-    /** The owner's tasks, without consuming their output. */
-    readonly list: (owner: OwnerId) => Effect.Effect<ReadonlyArray<TaskView>>
-    /** Forget an ended task (a running one is killed first). */
-    readonly remove: (owner: OwnerId, taskId: string) => Effect.Effect<void, TaskNotFound>
-    /** Kill and forget every task of an owner (its connection ended). */
-    readonly removeOwner: (owner: OwnerId) => Effect.Effect<void>
-    /** Task endings, for runtimes that notify. */
-    readonly completions: PubSub.PubSub<TaskEvent>
   }
 >() {}
 
@@ -202,20 +235,26 @@ export const make: Effect.Effect<Context.Tag.Service<typeof TaskRuntime>, never,
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<TaskRuntime> = Layer.scoped(TaskRuntime, make)
+export const layer: Layer.Layer<TaskRuntime | Tasks> = Layer.scopedContext(
+  Effect.map(make, (runtime) => Context.make(TaskRuntime, runtime).pipe(Context.add(Tasks, runtime)))
+)
 
 /**
  * The in-memory runtime with its caps from the settings (`maxTasksPerOwner`, `maxTasks`).
  *
  * @since 0.2.0
  */
-export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.TerminalSettings> = Layer.scoped(
-  TaskRuntime,
-  Effect.flatMap(
-    TerminalConfig.TerminalSettings,
-    (config) => makeWith({ maxLivePerOwner: config.maxTasksPerOwner, maxLive: config.maxTasks })
+export const layerFromSettings: Layer.Layer<TaskRuntime | Tasks, never, TerminalConfig.TerminalSettings> = Layer
+  .scopedContext(
+    Effect.flatMap(
+      TerminalConfig.TerminalSettings,
+      (config) =>
+        Effect.map(
+          makeWith({ maxLivePerOwner: config.maxTasksPerOwner, maxLive: config.maxTasks }),
+          (runtime) => Context.make(TaskRuntime, runtime).pipe(Context.add(Tasks, runtime))
+        )
+    )
   )
-)
 
 /**
  * The in-memory runtime with its cap validated from `config` (fails with `InvalidConfig`).
@@ -224,4 +263,5 @@ export const layerFromSettings: Layer.Layer<TaskRuntime, never, TerminalConfig.T
  */
 export const layerConfig = (
   config: TerminalConfig.TerminalConfigInput = {}
-): Layer.Layer<TaskRuntime, InvalidConfig> => layerFromSettings.pipe(Layer.provide(TerminalConfig.layer(config)))
+): Layer.Layer<TaskRuntime | Tasks, InvalidConfig> =>
+  layerFromSettings.pipe(Layer.provide(TerminalConfig.layer(config)))

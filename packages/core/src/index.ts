@@ -21,6 +21,12 @@ export * as Exec from "./Exec.js"
  */
 export * as Ids from "./Ids.js"
 /**
+ * One declaration per operation, and what is derived from it (the service types, their entry checks).
+ *
+ * @since 0.4.0
+ */
+export * as Operation from "./Operation.js"
+/**
  * People in the loop: every session of every owner, watched, taken over and handed back (the live view).
  *
  * @since 0.2.0

@@ -106,7 +106,7 @@ export const layer = (
 ): Layer.Layer<
   never,
   SocketUnavailable | RegistryError,
-  PtyService.PtyService | TaskRuntime.TaskRuntime | TerminalRegistry
+  PtyService.PtyService | TaskRuntime.Tasks | TerminalRegistry
 > =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const socket = options.socket ?? Paths.socketPath()

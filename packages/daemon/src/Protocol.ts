@@ -6,7 +6,7 @@
  *
  * @since 0.2.0
  */
-import { Errors, Exec, Ids, Sandbox, Session, TaskRuntime, Watch } from "@agent-terminal/core"
+import { Exec, Operation, PtyService, TaskRuntime } from "@agent-terminal/core"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
 import * as Schema from "effect/Schema"
@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
  *
  * @since 0.2.0
  */
-export const PROTOCOL_VERSION = 2
+export const PROTOCOL_VERSION = 3
 
 /**
  * The client and the daemon speak different protocol versions: nothing runs until both are the same version.
@@ -44,6 +44,21 @@ export class OwnerRejected extends Schema.TaggedError<OwnerRejected>("@agent-ter
 ) {
   override get message() {
     return `owner ${JSON.stringify(this.owner)} refused: ${this.reason}`
+  }
+}
+
+/**
+ * A call for an owner other than the one its connection is bound to: a connection acts as one owner only.
+ *
+ * @since 0.4.0
+ */
+export class OwnerMismatch extends Schema.TaggedError<OwnerMismatch>("@agent-terminal/OwnerMismatch")(
+  "OwnerMismatch",
+  { connection: Schema.String, call: Schema.String }
+) {
+  override get message() {
+    return `this connection acts as owner ${JSON.stringify(this.connection)}, and a call came for owner ` +
+      `${JSON.stringify(this.call)}: connect as that owner to act as it`
   }
 }
 
@@ -107,156 +122,123 @@ export const HelloResult = Schema.Struct({
 export type HelloResult = typeof HelloResult.Type
 
 /**
- * What `PtyService.cancel` did.
- *
- * @since 0.2.0
- */
-export const CancelResult = Schema.Struct({
-  cancelled: Schema.Boolean,
-  written: Schema.Boolean,
-  discarded: Schema.Number,
-  signalled: Schema.Array(Schema.Number),
-  taskId: Schema.optionalWith(Schema.String, { exact: true })
-})
-
-/**
- * A look at a task (`TaskRuntime.TaskView`).
- *
- * @since 0.2.0
- */
-export const TaskView = Schema.Struct({
-  taskId: Ids.TaskId,
-  kind: Schema.String,
-  label: Schema.String,
-  sessionId: Schema.optional(Schema.String),
-  status: TaskRuntime.TaskStatus,
-  output: Schema.String,
-  result: Schema.optional(Schema.Unknown),
-  error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
-  match: Schema.optional(Session.Match),
-  elapsedMs: Schema.Number
-})
-
-/**
- * A task's end (`TaskRuntime.TaskEvent`), for the owner's completions stream.
- *
- * @since 0.2.0
- */
-export const TaskEvent = Schema.Struct({ owner: Ids.OwnerId, taskId: Ids.TaskId, status: TaskRuntime.TaskStatus })
-
-/**
  * What a watch streams: the snapshot first, then the events.
  *
  * @since 0.2.0
  */
-export const WatchItem = Schema.Union(Watch.Snapshot, Watch.WatchEvent)
+export const WatchItem = PtyService.streams.watch.success
 /** @since 0.2.0 */
 export type WatchItem = typeof WatchItem.Type
 
-const session = { sessionId: Schema.String }
-const task = { taskId: Schema.String }
-const waitOptions = { wait: Schema.optional(Schema.Boolean), timeoutMs: Schema.optional(Schema.Number) }
+type Simplify<A> = { [K in keyof A]: A[K] } & {}
 
-const lookup = [Errors.SessionNotFound, Errors.ForeignSession, Errors.SessionLost] as const
-const anyTerminalError = [Errors.TerminalError] as const
-
-/** A request/response RPC: its failures are the operation's own errors, and `HandshakeRequired`. */
-const request = <
-  const Tag extends string,
-  P extends Schema.Struct.Fields,
-  S extends Schema.Schema.Any,
-  const E extends ReadonlyArray<Schema.Schema.Any> = readonly []
->(tag: Tag, payload: P, success: S, errors?: E) =>
-  Rpc.make(tag, { payload, success, error: Schema.Union(HandshakeRequired, ...(errors ?? ([] as unknown as E))) })
+/** The payload fields of a declaration's arguments: one field per argument, under its name. */
+type FieldsOf<Args> = Args extends readonly [infer H, ...infer T]
+  ? H extends Operation.Arg<infer N, infer S, infer O>
+    ? { readonly [K in N]: O extends true ? Schema.optional<S> : S } & FieldsOf<T>
+  : never
+  : {}
 
 /**
- * Every operation of the protocol.
+ * The RPC of a declaration: its arguments as the payload's fields, its success, and its errors with
+ * `HandshakeRequired`.
+ *
+ * @since 0.4.0
+ * @category derivations
+ */
+export type RpcOf<Op> = Op extends Operation.Operation<infer Tag, infer Args, infer S, infer E> ? Rpc.Rpc<
+    Tag,
+    Schema.Struct<Extract<Simplify<FieldsOf<Args>>, Schema.Struct.Fields>>,
+    S,
+    Schema.Union<[typeof HandshakeRequired, ...E]>
+  >
+  : never
+
+/**
+ * The RPCs of a table of declarations.
+ *
+ * @since 0.4.0
+ * @category derivations
+ */
+export type RpcsOf<Ops extends Operation.Table> = { [K in keyof Ops]: RpcOf<Ops[K]> }[keyof Ops]
+
+/** A declaration's arguments as payload fields. */
+const fieldsOf = (operation: Operation.Any): Schema.Struct.Fields =>
+  Object.fromEntries(
+    operation.args.map((
+      argument
+    ) => [argument.name, argument.optional ? Schema.optional(argument.schema) : argument.schema])
+  )
+
+/**
+ * The RPC of a declaration (a request and its response; `stream` for a stream of successes).
+ *
+ * @since 0.4.0
+ * @category derivations
+ */
+export const rpcOf = (operation: Operation.Any, options: { readonly stream?: boolean } = {}) =>
+  Rpc.make(operation.tag, {
+    payload: fieldsOf(operation),
+    success: operation.success,
+    error: Schema.Union(HandshakeRequired, ...operation.errors),
+    stream: options.stream ?? false
+  })
+
+/**
+ * Every operation served: the terminal service's, the task operations clients use, and the one-shot
+ * supervisor's, in this order.
+ *
+ * @since 0.4.0
+ * @category operations
+ */
+export const operations = {
+  terminal: PtyService.operations,
+  tasks: TaskRuntime.operations,
+  exec: Exec.operations
+} as const
+
+const Hello = Rpc.make("Hello", {
+  payload: {
+    protocolVersion: Schema.Number,
+    owner: Schema.optional(OwnerCredential),
+    client: Schema.optional(Schema.String)
+  },
+  success: HelloResult,
+  error: Schema.Union(ProtocolMismatch, OwnerRejected)
+})
+
+type Watch = typeof PtyService.streams.watch
+const Watch = Rpc.make("Watch", {
+  payload: fieldsOf(PtyService.streams.watch) as Simplify<FieldsOf<Watch["args"]>>,
+  success: PtyService.streams.watch.success,
+  error: Schema.Union(HandshakeRequired, ...PtyService.streams.watch.errors),
+  stream: true
+})
+const TaskCompletions = Rpc.make("TaskCompletions", {
+  success: TaskRuntime.TaskEvent,
+  error: HandshakeRequired,
+  stream: true
+})
+
+type Rpcs =
+  | typeof Hello
+  | RpcsOf<typeof PtyService.operations>
+  | RpcsOf<typeof TaskRuntime.operations>
+  | RpcsOf<typeof Exec.operations>
+  | typeof Watch
+  | typeof TaskCompletions
+
+const group: RpcGroup.RpcGroup<Rpcs> = RpcGroup.make(
+  Hello,
+  ...Object.values(operations).flatMap((table) => Object.values(table).map((operation) => rpcOf(operation))),
+  Watch,
+  TaskCompletions
+) as unknown as RpcGroup.RpcGroup<Rpcs>
+
+/**
+ * Every operation of the protocol: `Hello`, then one RPC per declaration of `operations`, and the two
+ * streams (`Watch`, `TaskCompletions`).
  *
  * @since 0.2.0
  */
-export class DaemonRpcs extends RpcGroup.make(
-  Rpc.make("Hello", {
-    payload: {
-      protocolVersion: Schema.Number,
-      owner: Schema.optional(OwnerCredential),
-      client: Schema.optional(Schema.String)
-    },
-    success: HelloResult,
-    error: Schema.Union(ProtocolMismatch, OwnerRejected)
-  }),
-  request("Open", { request: Session.OpenRequest }, Session.OpenResult, [
-    Errors.SpawnFailed,
-    Errors.SandboxUnavailable,
-    Errors.InvalidInput,
-    Errors.DuplicateName,
-    Errors.LimitReached
-  ]),
-  request("Send", { ...session, request: Session.SendRequest }, Session.SendResult, [
-    ...lookup,
-    Errors.SendActive,
-    Errors.SessionExited,
-    Errors.InvalidInput,
-    Errors.LimitReached,
-    Errors.HumanInControl,
-    Errors.SignalRefused
-  ]),
-  request("Read", { ...session, request: Session.ReadRequest }, Session.ReadResult, [...lookup, Errors.InvalidInput]),
-  request("Signal", { ...session, signal: Session.SignalName }, Session.SignalResult, [
-    ...lookup,
-    Errors.SignalRefused,
-    Errors.SessionExited,
-    Errors.InvalidInput,
-    Errors.HumanInControl
-  ]),
-  request("Resize", { ...session, request: Session.ResizeRequest }, Session.ResizeResult, [
-    ...lookup,
-    Errors.SessionExited,
-    Errors.InvalidInput,
-    Errors.HumanInControl
-  ]),
-  request("RequestHuman", { ...session, request: Session.HumanRequest }, Session.HumanRequestResult, [
-    ...lookup,
-    Errors.SessionExited,
-    Errors.InvalidInput,
-    Errors.LimitReached
-  ]),
-  request("Cancel", session, CancelResult, lookup),
-  request("Close", session, Session.CloseResult, [...lookup, Errors.CleanupFailed]),
-  request("List", {}, Schema.Array(Session.SessionInfo)),
-  request("CloseOwner", {}, Schema.Void),
-  request("ConfigureSandbox", { policy: Sandbox.Policy }, Schema.Void, [Sandbox.SandboxInUse, Errors.InvalidConfig]),
-  request("SandboxOf", {}, Sandbox.Policy),
-  Rpc.make("Watch", {
-    // bounded (a watcher's backlog is memory of the daemon's): 1 byte to 1 GiB
-    payload: { ...session, maxBufferedBytes: Schema.optional(Session.integerBetween(1, 1 << 30, " of bytes")) },
-    success: WatchItem,
-    error: Schema.Union(HandshakeRequired, ...lookup),
-    stream: true
-  }),
-  request("TaskOutput", { ...task, ...waitOptions, waitFor: Schema.optional(Session.WaitFor) }, TaskView, [
-    Errors.TaskNotFound
-  ]),
-  request("TaskKill", task, TaskView, [Errors.TaskNotFound]),
-  request("TaskWrite", { ...task, input: TaskRuntime.TaskInput }, Schema.Void, anyTerminalError),
-  request("TaskList", {}, Schema.Array(TaskView)),
-  request("TaskRemove", task, Schema.Void, [Errors.TaskNotFound]),
-  request("TaskRemoveOwner", {}, Schema.Void),
-  Rpc.make("TaskCompletions", { success: TaskEvent, error: HandshakeRequired, stream: true }),
-  request("ExecRun", { request: Exec.ExecRequest }, Exec.ExecResult, [
-    Errors.SpawnFailed,
-    Errors.SandboxUnavailable,
-    Errors.InvalidInput,
-    Errors.LimitReached
-  ]),
-  request("ExecPoll", { ...task, ...waitOptions }, Exec.ExecResult, [Errors.TaskNotFound, Errors.InvalidInput]),
-  request(
-    "ExecLog",
-    { ...task, offset: Schema.optional(Schema.Number), count: Schema.optional(Schema.Number) },
-    Exec.LogResult,
-    [Errors.TaskNotFound, Errors.InvalidInput]
-  ),
-  request("ExecWrite", { ...task, input: Exec.ExecInput }, Exec.WriteResult, anyTerminalError),
-  request("ExecKill", task, Exec.ExecResult, [Errors.TaskNotFound]),
-  request("ExecRemove", task, Exec.RemoveResult, [Errors.TaskNotFound]),
-  request("ExecList", {}, Schema.Array(Exec.TaskSummary))
-) {}
+export class DaemonRpcs extends group {}

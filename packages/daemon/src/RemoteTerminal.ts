@@ -1,17 +1,18 @@
 /**
  * The terminals of a daemon, as local services: `RemoteTerminal.layer({ socket, owner })` provides
- * `PtyService`, `TaskRuntime` and `Exec` over the protocol, so everything built on those Tags — `ToolClient`,
+ * `PtyService`, `TaskRuntime.Tasks` and `Exec` over the protocol, so everything built on those Tags — `ToolClient`,
  * `Portable`, the MCP server, the console — runs unchanged against terminals that live in the daemon.
  *
- * The connection is bound to one owner by its handshake: every call acts as that owner, whatever `owner`
- * argument it is given. A connection that breaks is made again at the next call, with the same credential
+ * The connection is bound to one owner by its handshake (`Connected.owner`): a call acts as that owner, and
+ * a call that names another owner dies with `OwnerMismatch` naming both (nothing runs as one owner on
+ * another's behalf). A connection that breaks is made again at the next call, with the same credential
  * (a named owner finds its terminals again; an anonymous one starts over). When no daemon answers, a call
- * dies with `DaemonUnavailable`. `TaskRuntime.start` is not remote: tasks are started by the daemon's own
- * services (a background send, a one-shot run).
+ * dies with `DaemonUnavailable`. It provides `Tasks`, not the `TaskRuntime`: starting a task is local to the
+ * services that run it, the daemon's own (a background send, a one-shot run).
  *
  * @since 0.2.0
  */
-import { Exec, Ids, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import { Exec, Ids, type Operation, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type { RpcClientError } from "@effect/rpc/RpcClientError"
@@ -28,7 +29,14 @@ import * as net from "node:net"
 import * as Framing from "./Framing.js"
 import * as Paths from "./Paths.js"
 import type { HandshakeRequired, HelloResult, OwnerCredential } from "./Protocol.js"
-import { DaemonRpcs, DaemonUnavailable, OwnerRejected, PROTOCOL_VERSION, ProtocolMismatch } from "./Protocol.js"
+import {
+  DaemonRpcs,
+  DaemonUnavailable,
+  OwnerMismatch,
+  OwnerRejected,
+  PROTOCOL_VERSION,
+  ProtocolMismatch
+} from "./Protocol.js"
 
 /**
  * Options of the remote layer.
@@ -138,7 +146,7 @@ export const make = (
 ): Effect.Effect<
   {
     readonly pty: PtyService.PtyService["Type"]
-    readonly tasks: TaskRuntime.TaskRuntime["Type"]
+    readonly tasks: TaskRuntime.Tasks["Type"]
     readonly exec: Exec.Exec["Type"]
     readonly hello: HelloResult
   },
@@ -212,25 +220,44 @@ export const make = (
           ) as Effect.Effect<A, Exclude<E, RpcClientError | HandshakeRequired>>
       )
 
+    const bound = Ids.OwnerId.make(first.hello.owner)
+    /** A call for another owner than the connection's is refused: nothing runs as one owner for another. */
+    const asBound = <A, E>(owner: Ids.OwnerId, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      owner === bound ? effect : Effect.die(new OwnerMismatch({ connection: bound, call: owner }))
+
+    /** One remote call per declaration: the arguments as the payload's fields (absent ones left out). */
+    const remote = <Ops extends Operation.Table>(table: Ops): Operation.ServiceOf<Ops> => {
+      const service: Record<string, unknown> = {}
+      for (const [method, operation] of Object.entries(table)) {
+        const names = operation.args.map((argument) => argument.name)
+        service[method] = (owner: Ids.OwnerId, ...args: ReadonlyArray<unknown>) =>
+          asBound(
+            owner,
+            call((client) => {
+              const payload: Record<string, unknown> = {}
+              for (let index = 0; index < names.length; index++) {
+                if (args[index] !== undefined) payload[names[index]!] = args[index]
+              }
+              return (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
+                operation.tag
+              ]!(payload)
+            })
+          )
+      }
+      return service as Operation.ServiceOf<Ops>
+    }
+
     const pty = PtyService.PtyService.of({
-      open: (_owner, request) => call((client) => client.Open({ request })),
-      send: (_owner, sessionId, request) => call((client) => client.Send({ sessionId, request })),
-      read: (_owner, sessionId, request) => call((client) => client.Read({ sessionId, request })),
-      signal: (_owner, sessionId, signal) => call((client) => client.Signal({ sessionId, signal })),
-      cancel: (_owner, sessionId) => call((client) => client.Cancel({ sessionId })),
-      resize: (_owner, sessionId, request) => call((client) => client.Resize({ sessionId, request })),
-      requestHuman: (_owner, sessionId, request) => call((client) => client.RequestHuman({ sessionId, request })),
-      close: (_owner, sessionId) => call((client) => client.Close({ sessionId })),
-      list: () => call((client) => client.List({})),
-      closeOwner: () => call((client) => client.CloseOwner({})),
-      configureSandbox: (_owner, policy) => call((client) => client.ConfigureSandbox({ policy })),
-      sandboxOf: () => call((client) => client.SandboxOf({})),
-      watch: (_owner, sessionId, watchOptions) =>
+      ...remote(PtyService.operations),
+      watch: (owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
+          if (owner !== bound) return yield* Effect.die(new OwnerMismatch({ connection: bound, call: owner }))
           const { client } = yield* Effect.orDie(connection)
           const mailbox = yield* client.Watch({
             sessionId,
-            ...(watchOptions?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: watchOptions.maxBufferedBytes })
+            ...(watchOptions?.maxBufferedBytes === undefined
+              ? {}
+              : { options: { maxBufferedBytes: watchOptions.maxBufferedBytes } })
           }, { asMailbox: true })
           const first = yield* mailbox.take.pipe(
             Effect.catchAll((error) =>
@@ -254,55 +281,14 @@ export const make = (
         })
     })
 
-    const tasks = TaskRuntime.TaskRuntime.of({
-      start: () =>
-        Effect.dieMessage(
-          "TaskRuntime.start is not available over the daemon: its own services start tasks (background sends, exec)"
-        ),
-      reserve: () =>
-        Effect.dieMessage(
-          "TaskRuntime.reserve is not available over the daemon: its own services reserve tasks (background sends, exec)"
-        ),
-      output: (_owner, taskId, outputOptions) =>
-        call((client) =>
-          client.TaskOutput({
-            taskId,
-            ...(outputOptions?.wait === undefined ? {} : { wait: outputOptions.wait }),
-            ...(outputOptions?.timeoutMs === undefined ? {} : { timeoutMs: outputOptions.timeoutMs }),
-            ...(outputOptions?.waitFor === undefined ? {} : { waitFor: outputOptions.waitFor })
-          })
-        ),
-      kill: (_owner, taskId) => call((client) => client.TaskKill({ taskId })),
-      write: (_owner, taskId, input) => call((client) => client.TaskWrite({ taskId, input })),
-      list: () => call((client) => client.TaskList({})),
-      remove: (_owner, taskId) => call((client) => client.TaskRemove({ taskId })),
-      removeOwner: () => call((client) => client.TaskRemoveOwner({})),
+    const tasks = TaskRuntime.Tasks.of({
+      ...remote(TaskRuntime.operations),
       completions
     })
 
     const exec = Exec.Exec.of({
       shell: first.hello.shell,
-      exec: (_owner, request) => call((client) => client.ExecRun({ request })),
-      poll: (_owner, taskId, pollOptions) =>
-        call((client) =>
-          client.ExecPoll({
-            taskId,
-            ...(pollOptions?.wait === undefined ? {} : { wait: pollOptions.wait }),
-            ...(pollOptions?.timeoutMs === undefined ? {} : { timeoutMs: pollOptions.timeoutMs })
-          })
-        ),
-      log: (_owner, taskId, request) =>
-        call((client) =>
-          client.ExecLog({
-            taskId,
-            ...(request.offset === undefined ? {} : { offset: request.offset }),
-            ...(request.count === undefined ? {} : { count: request.count })
-          })
-        ),
-      write: (_owner, taskId, input) => call((client) => client.ExecWrite({ taskId, input })),
-      kill: (_owner, taskId) => call((client) => client.ExecKill({ taskId })),
-      remove: (_owner, taskId) => call((client) => client.ExecRemove({ taskId })),
-      list: () => call((client) => client.ExecList({}))
+      ...remote(Exec.operations)
     })
 
     return { pty, tasks, exec, hello: first.hello }
@@ -319,18 +305,18 @@ export class Connected extends Context.Tag("@agent-terminal/daemon/RemoteTermina
 >() {}
 
 /**
- * `PtyService`, `TaskRuntime` and `Exec` of the daemon at `socket`, acting as `owner` (anonymous when
+ * `PtyService`, `TaskRuntime.Tasks` and `Exec` of the daemon at `socket`, acting as `owner` (anonymous when
  * absent). Fails to build when no daemon answers, the protocol versions differ, or the owner is refused.
  *
  * @since 0.2.0
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<PtyService.PtyService | TaskRuntime.TaskRuntime | Exec.Exec | Connected, ConnectError> =>
+): Layer.Layer<PtyService.PtyService | TaskRuntime.Tasks | Exec.Exec | Connected, ConnectError> =>
   Layer.scopedContext(
     Effect.map(make(options), ({ exec, hello, pty, tasks }) =>
       Context.make(PtyService.PtyService, pty).pipe(
-        Context.add(TaskRuntime.TaskRuntime, tasks),
+        Context.add(TaskRuntime.Tasks, tasks),
         Context.add(Exec.Exec, exec),
         Context.add(Connected, {
           owner: Ids.OwnerId.make(hello.owner),

@@ -1,8 +1,10 @@
-import { Ids, PtyService } from "@agent-terminal/core"
+import { Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as path from "node:path"
@@ -80,7 +82,7 @@ describe("the handshake", () => {
       expect(configured.hello.issuedSecret).toBeUndefined()
     }))
 
-  it.scopedLive("the remote layer acts as its connection's owner, whatever owner a call names", () =>
+  it.scopedLive("the remote layer acts as its connection's owner; a call naming another owner is refused", () =>
     Effect.gen(function*() {
       const socket = yield* withDaemon
       const alice = yield* Layer.build(
@@ -89,12 +91,34 @@ describe("the handshake", () => {
       const mallory = yield* Layer.build(RemoteTerminal.layer({ socket }))
       const ptyA = yield* Effect.provide(PtyService.PtyService, alice)
       const ptyM = yield* Effect.provide(PtyService.PtyService, mallory)
-      const opened = yield* ptyA.open(Ids.OwnerId.make("whoever"), {})
-      // naming alice's owner id does not make the anonymous connection alice
-      const stolen = yield* ptyM.read(Ids.OwnerId.make("owner:alice"), Ids.SessionId.make(opened.sessionId), {})
-        .pipe(Effect.flip)
+      const tasksM = yield* Effect.provide(TaskRuntime.Tasks, mallory)
+      const aliceOwner = (yield* Effect.provide(RemoteTerminal.Connected, alice)).owner
+      const malloryOwner = (yield* Effect.provide(RemoteTerminal.Connected, mallory)).owner
+      expect(aliceOwner).toBe("owner:alice")
+      const opened = yield* ptyA.open(aliceOwner, {})
+      const id = Ids.SessionId.make(opened.sessionId)
+      // as itself, the anonymous connection sees nothing of alice's
+      const stolen = yield* ptyM.read(malloryOwner, id, {}).pipe(Effect.flip)
       expect(stolen._tag).toBe("ForeignSession")
-      expect(yield* ptyM.list(Ids.OwnerId.make("owner:alice"))).toEqual([])
-      expect((yield* ptyA.list(Ids.OwnerId.make("anyone"))).map((s) => s.sessionId)).toEqual([opened.sessionId])
+      expect(yield* ptyM.list(malloryOwner)).toEqual([])
+      // naming alice's owner does not make it alice: each kind of call dies with OwnerMismatch, naming both
+      const refused: ReadonlyArray<Exit.Exit<unknown, unknown>> = [
+        yield* ptyM.read(aliceOwner, id, {}).pipe(Effect.exit),
+        yield* ptyM.list(aliceOwner).pipe(Effect.exit),
+        yield* ptyM.close(aliceOwner, id).pipe(Effect.exit),
+        yield* tasksM.list(aliceOwner).pipe(Effect.exit),
+        yield* Effect.scoped(ptyM.watch!(aliceOwner, id)).pipe(Effect.exit)
+      ]
+      for (const exit of refused) {
+        const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+        expect(defect).toBeInstanceOf(Protocol.OwnerMismatch)
+        expect(defect).toMatchObject({ connection: malloryOwner, call: "owner:alice" })
+        expect((defect as Error).message).toContain(malloryOwner)
+        expect((defect as Error).message).toContain("owner:alice")
+      }
+      // alice's session is untouched, and alice still gets answers
+      expect((yield* ptyA.list(aliceOwner)).map((s) => s.sessionId)).toEqual([opened.sessionId])
+      const read = yield* ptyA.read(aliceOwner, id, {})
+      expect(read.text).toBeDefined()
     }))
 })

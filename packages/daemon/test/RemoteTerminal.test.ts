@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { RemoteTerminal } from "../src/index.js"
-import { daemonLayer, owner, tempDir } from "./support.js"
+import { daemonLayer, tempDir } from "./support.js"
 
 describe("RemoteTerminal over a daemon in this process", () => {
   it.scopedLive("open, send, read, close through the socket", () =>
@@ -14,6 +14,7 @@ describe("RemoteTerminal over a daemon in this process", () => {
       yield* Layer.build(daemonLayer(socket))
       const context = yield* Layer.build(RemoteTerminal.layer({ socket }))
       const pty = yield* Effect.provide(PtyService.PtyService, context)
+      const { owner } = yield* Effect.provide(RemoteTerminal.Connected, context)
       const opened = yield* pty.open(owner, {})
       const id = Ids.SessionId.make(opened.sessionId)
       const sent = yield* pty.send(owner, id, { text: "echo remote-$((6*7))" })

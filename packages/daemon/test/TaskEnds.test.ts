@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { RemoteTerminal, TerminalRegistry } from "../src/index.js"
-import { daemonLayer, owner, tempDir } from "./support.js"
+import { daemonLayer, tempDir } from "./support.js"
 
 describe("the daemon's registry of tasks", () => {
   it.scopedLive("a task's end is recorded with its status, not left for a later run to end as daemon-stopped", () =>
@@ -16,7 +16,8 @@ describe("the daemon's registry of tasks", () => {
       yield* Layer.build(daemonLayer(socket, { registry: Layer.succeedContext(registryContext) }))
       const remote = yield* Layer.build(RemoteTerminal.layer({ socket }))
       const pty = yield* Effect.provide(PtyService.PtyService, remote)
-      const tasks = yield* Effect.provide(TaskRuntime.TaskRuntime, remote)
+      const tasks = yield* Effect.provide(TaskRuntime.Tasks, remote)
+      const { owner } = yield* Effect.provide(RemoteTerminal.Connected, remote)
       const { sessionId } = yield* pty.open(owner, {})
       const started = yield* pty.send(owner, Ids.SessionId.make(sessionId), { text: "sleep 0.2", background: true })
       expect((yield* tasks.output(owner, started.taskId!, { wait: true, timeoutMs: 10_000 })).status).toBe("completed")

@@ -47,7 +47,7 @@ const replay = (
   })
 
 /** What the service's own screen shows, via a fresh watch's snapshot alone. */
-const screenNow = (pty: PtyService.PtyService["Type"], id: Ids.SessionId) =>
+const screenNow = (pty: PtyService.PtyService["Type"], owner: Ids.OwnerId, id: Ids.SessionId) =>
   Effect.scoped(Effect.flatMap(pty.watch!(owner, id), (watch) => replay(watch.snapshot, [])))
 
 /**
@@ -56,12 +56,13 @@ const screenNow = (pty: PtyService.PtyService["Type"], id: Ids.SessionId) =>
  */
 const catchesUp = (
   pty: PtyService.PtyService["Type"],
+  owner: Ids.OwnerId,
   id: Ids.SessionId,
   snapshot: Parameters<typeof replay>[0],
   chunks: () => ReadonlyArray<Uint8Array>
 ) =>
   Effect.gen(function*() {
-    const now = yield* screenNow(pty, id)
+    const now = yield* screenNow(pty, owner, id)
     const replayed = yield* Effect.suspend(() => replay(snapshot, chunks())).pipe(
       Effect.repeat({
         until: (rows) => rows.join("\n") === now.join("\n"),
@@ -78,7 +79,7 @@ const catchesUp = (
     return now
   })
 
-const scenario = (pty: PtyService.PtyService["Type"]) =>
+const scenario = (pty: PtyService.PtyService["Type"], owner: Ids.OwnerId) =>
   Effect.gen(function*() {
     const opened = yield* pty.open(owner, { cols: 60, rows: 12 })
     const id = Ids.SessionId.make(opened.sessionId)
@@ -93,7 +94,7 @@ const scenario = (pty: PtyService.PtyService["Type"]) =>
     const outputs = () => events.flatMap((event) => event._tag === "Output" ? [event.data] : [])
     yield* pty.send(owner, id, { text: "for i in $(seq 1 30); do printf 'line %s \\342\\234\\223\\n' $i; done" })
     yield* pty.send(owner, id, { text: "printf '\\033[1;31mred\\033[0m and a progress 10%%\\r50%%\\r100%%\\n'" })
-    const screen = yield* catchesUp(pty, id, watch.snapshot, outputs)
+    const screen = yield* catchesUp(pty, owner, id, watch.snapshot, outputs)
     expect(screen.join("\n")).toContain("line 30 ✓")
     expect(screen.join("\n")).toContain("100%and a progress 10%")
     yield* pty.send(owner, id, { text: "exit" })
@@ -105,7 +106,7 @@ describe("watching a terminal (the live view's feed)", () => {
   it.scopedLive("in-process: snapshot + every later chunk, no gap, no duplicate; the exit ends it", () =>
     Effect.gen(function*() {
       const pty = yield* Effect.provide(PtyService.PtyService, yield* Layer.build(NodeTerminal.layer(testConfig)))
-      yield* scenario(pty)
+      yield* scenario(pty, owner)
     }))
 
   it.scopedLive("through the daemon: the same over the protocol", () =>
@@ -113,8 +114,10 @@ describe("watching a terminal (the live view's feed)", () => {
       const dir = yield* tempDir
       const socket = path.join(dir, "d.sock")
       yield* Layer.build(daemonLayer(socket))
-      const pty = yield* Effect.provide(PtyService.PtyService, yield* Layer.build(RemoteTerminal.layer({ socket })))
-      yield* scenario(pty)
+      const remote = yield* Layer.build(RemoteTerminal.layer({ socket }))
+      const pty = yield* Effect.provide(PtyService.PtyService, remote)
+      // through the daemon, the connection's owner
+      yield* scenario(pty, (yield* Effect.provide(RemoteTerminal.Connected, remote)).owner)
     }))
 
   it.scopedLive("a watch taken while output streams continues exactly the screen it started from", () =>
@@ -137,7 +140,7 @@ describe("watching a terminal (the live view's feed)", () => {
       )
       const done = yield* tasks.output(owner, running.taskId!, { wait: true, timeoutMs: 20_000 })
       expect(done.status).toBe("completed")
-      const screen = yield* catchesUp(pty, id, watch.snapshot, () => chunks)
+      const screen = yield* catchesUp(pty, owner, id, watch.snapshot, () => chunks)
       expect(screen.join("\n")).toContain("n=3000 ✓")
     }))
 

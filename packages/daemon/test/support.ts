@@ -31,4 +31,4 @@ export const daemonLayer = (
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
 
-export const owner = Ids.OwnerId.make("ignored-by-the-remote-layer")
+export const owner = Ids.OwnerId.make("test")

@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ConfinedMode, Spec } from "./internal/bwrapArgs.js"
-import { bwrapArgs, isWithin, launcherFdArgs, processArgs } from "./internal/bwrapArgs.js"
+import { bwrapArgs, isWithin } from "./internal/bwrapArgs.js"
 import { probe, resolveBinary } from "./internal/bwrapProbe.js"
 import { defaultDenyRead, gitBinds, homes, masksFor, nameResolutionFiles, stateDirOf } from "./internal/hostPaths.js"
 import type { NetworkTool } from "./internal/launcher.js"
@@ -94,33 +94,30 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
         if (binary._tag === "Missing") return yield* unavailable(mode, binary.reason)
         const filter = seccompFile()
         if ("failed" in filter) return yield* unavailable(mode, filter.failed)
-        const empty = emptyFile()
-        if ("failed" in empty) return yield* unavailable(mode, empty.failed)
+        const emptyPath = emptyFile()
+        if ("failed" in emptyPath) return yield* unavailable(mode, emptyPath.failed)
         let tool: NetworkTool | undefined
         if (network === "isolated") {
           const found = resolveNetworkTool(options.networkTool, process.env.PATH)
           if (found._tag === "Missing") return yield* unavailable(mode, found.reason)
           tool = found.tool
         }
-        const key = `${binary.path}:${network}:${tool?.path ?? ""}:${filter.path}`
+        const key = `${binary.path}:${mode}:${network}:${tool?.path ?? ""}:${filter.path}`
         if (!working.has(key)) {
+          // the launch's own command line (`bwrapArgs`), of an empty sandbox: the mode's filesystem over
+          // the private directory as its workspace, and `/bin/sh -c :`
           const empty = launch({
             bwrap: binary.path,
-            bwrapArgs: [
-              ...processArgs(network, root),
-              "--ro-bind",
-              "/",
-              "/",
-              "--dev",
-              "/dev",
-              "--proc",
-              "/proc",
-              ...launcherFdArgs(network),
-              "--",
-              "/bin/sh",
-              "-c",
-              ":"
-            ],
+            bwrapArgs: bwrapArgs({
+              mode,
+              network,
+              asRoot: root,
+              workspace: path.dirname(emptyPath.path),
+              cwd: "/",
+              file: "/bin/sh",
+              args: ["-c", ":"],
+              emptyFile: emptyPath.path
+            }),
             seccompFile: filter.path,
             tool,
             root
@@ -128,7 +125,7 @@ export const make = (options: Options): Effect.Effect<Sandbox.Sandbox["Type"], E
           yield* probe(empty).pipe(Effect.mapError((reason) => unavailable(mode, reason)))
           working.add(key)
         }
-        return { bwrap: binary.path, seccomp: filter.path, empty: empty.path, tool }
+        return { bwrap: binary.path, seccomp: filter.path, empty: emptyPath.path, tool }
       })
 
     const workingDirectory = (mode: ConfinedMode, workspace: string, cwd: string) =>

@@ -23,7 +23,8 @@ export const make = service.make
 
 /**
  * What the supervisor runs on: the pty backend (pty mode), the inspector (waiting for input), the sandbox
- * and the environment policy, the task runtime, and `PtyService` (for the owner's sandbox policy).
+ * and the environment policy, the task runtime, and `Sandbox.OwnerPolicies` (each owner's sandbox policy, which
+ * `PtyService.layer` provides).
  *
  * @since 0.1.0
  */

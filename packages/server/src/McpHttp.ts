@@ -29,8 +29,8 @@
  * @since 0.1.0
  */
 import { Ids, PtyService, TaskRuntime } from "@agent-terminal/core"
-import { type Deployment, Instructions, McpTools, Owner, type TerminalTools, ToolCall } from "@agent-terminal/tools"
-import { McpServer, type Tool } from "@effect/ai"
+import { type Deployment, type Handlers, Instructions, McpTools, ToolCall } from "@agent-terminal/tools"
+import { McpServer } from "@effect/ai"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -203,7 +203,7 @@ const acceptsBoth = (accept: string | undefined) => {
 /** End everything an owner left open: its background tasks, then its terminals. */
 const closeOwner = (owner: Ids.OwnerId) =>
   Effect.gen(function*() {
-    const tasks = yield* Effect.serviceOption(TaskRuntime.TaskRuntime)
+    const tasks = yield* Effect.serviceOption(TaskRuntime.Tasks)
     if (Option.isSome(tasks)) yield* tasks.value.removeOwner(owner)
     const terminals = yield* PtyService.PtyService
     yield* terminals.closeOwner(owner)
@@ -220,12 +220,10 @@ export const makeApp = (
 ): Effect.Effect<
   Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>,
   never,
-  Scope.Scope | PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
+  Scope.Scope | PtyService.PtyService | Handlers.Handlers
 > =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<
-      PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
-    >()
+    const context = yield* Effect.context<PtyService.PtyService | Handlers.Handlers>()
     const serverInfo = { name: options.name, version: options.version }
     const maxBodyBytes = options.maxBodyBytes ?? HttpGuard.defaultMaxBodyBytes
     const caller = yield* ToolCall.make(options)
@@ -360,13 +358,12 @@ export const makeApp = (
         const held = yield* Scope.make()
         yield* RcMap.get(sessions, sessionId).pipe(Scope.extend(held), Effect.orDie)
         const events = yield* Mailbox.make<string>()
-        const call = Progress.reporting(ToolRequests.serve(caller, request), {
+        const call = Progress.reporting(ToolRequests.serve(caller, session.owner, request), {
           token: request.progressToken!,
           owner: session.owner,
           emit: (message) => events.unsafeOffer(sseEvent(message)),
           intervalMs: options.deployment?.progressIntervalMs
         }).pipe(
-          Effect.provideService(Owner.CurrentOwner, session.owner),
           Effect.tap((response) => events.offer(sseEvent(response))),
           Effect.ensuring(events.end)
         )
@@ -398,7 +395,7 @@ export const makeApp = (
       if (tool !== undefined) {
         if (tool.progressToken !== undefined) return streamed(session, sessionId, tool)
         const key = ToolRequests.idKey(tool.id)
-        const call = Effect.provideService(ToolRequests.serve(caller, tool), Owner.CurrentOwner, session.owner)
+        const call = ToolRequests.serve(caller, session.owner, tool)
         return Effect.map(
           inFlight(
             session,
@@ -548,7 +545,7 @@ export const layer = (
 ): Layer.Layer<
   never,
   never,
-  HttpLayerRouter.HttpRouter | PtyService.PtyService | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>
+  HttpLayerRouter.HttpRouter | PtyService.PtyService | Handlers.Handlers
 > =>
   HttpLayerRouter.use((router) =>
     Effect.flatMap(makeApp(options), (app) => router.add("*", options.path ?? "/mcp", app))

@@ -5,7 +5,7 @@
  * @since 0.4.0
  */
 import type { Ids } from "@agent-terminal/core"
-import { Deployment, McpTools, Owner, ToolCall } from "@agent-terminal/tools"
+import { Deployment, McpTools, ToolCall } from "@agent-terminal/tools"
 import { McpSchema, McpServer } from "@effect/ai"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,15 +45,11 @@ export const register = (options: Options) =>
       yield* server.addTool({
         tool: McpTools.describe(tool),
         handle: "owner" in options
-          ? (payload) =>
-            Effect.map(
-              Effect.provideService(caller.call(name, payload), Owner.CurrentOwner, options.owner),
-              toResult
-            )
+          ? (payload) => Effect.map(caller.call(options.owner, name, payload), toResult)
           : (payload) =>
             McpSchema.McpServerClient.pipe(
               Effect.flatMap(options.ownerOf),
-              Effect.flatMap((owner) => Effect.provideService(caller.call(name, payload), Owner.CurrentOwner, owner)),
+              Effect.flatMap((owner) => caller.call(owner, name, payload)),
               Effect.map(toResult)
             )
       })

@@ -14,8 +14,8 @@
  * @since 0.2.0
  */
 import type { Ids } from "@agent-terminal/core"
-import { type Deployment, Instructions, McpTools, Owner, type TerminalTools, ToolCall } from "@agent-terminal/tools"
-import { McpServer, type Tool } from "@effect/ai"
+import { type Deployment, type Handlers, Instructions, McpTools, ToolCall } from "@agent-terminal/tools"
+import { McpServer } from "@effect/ai"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
@@ -83,9 +83,6 @@ export const makeProtocol = (
     Effect.gen(function*() {
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
-      // The connection's owner in the calls' runtime, once: `Effect.provideService` per call copied the whole
-      // context (every service of the server's layers) into a new map on every call.
-      const runCall = Runtime.runFork(Runtime.provideService(runtime, Owner.CurrentOwner, options.owner))
       const codec = JsonRpc.makeCodec(options.instructions)
       const toolList = McpTools.list(options.deployment)
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
@@ -107,8 +104,8 @@ export const makeProtocol = (
 
       const serveTool = (request: ToolRequests.ToolRequest) => {
         const key = ToolRequests.idKey(request.id)
-        const call = ToolRequests.serve(caller, request)
-        const fiber = runCall(
+        const call = ToolRequests.serve(caller, options.owner, request)
+        const fiber = runFork(
           Effect.map(
             request.progressToken === undefined ? call : Progress.reporting(call, {
               token: request.progressToken,
@@ -182,7 +179,7 @@ export const makeProtocol = (
  */
 export const make = (
   options: Options
-): Effect.Effect<void, never, Scope.Scope | Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>> =>
+): Effect.Effect<void, never, Scope.Scope | Handlers.Handlers> =>
   Effect.gen(function*() {
     const server = yield* McpServer.McpServer.make
     const deployment = options.deployment
@@ -206,7 +203,5 @@ export const make = (
  *
  * @since 0.2.0
  */
-export const layer = (
-  options: Options
-): Layer.Layer<never, never, Tool.HandlersFor<typeof TerminalTools.TerminalToolkit.tools>> =>
+export const layer = (options: Options): Layer.Layer<never, never, Handlers.Handlers> =>
   Layer.scopedDiscard(make(options))

@@ -117,7 +117,7 @@ export const serve = <E>(
   settings: TerminalConfig.TerminalConfig,
   http: HttpSettings,
   token: HttpToken.Loaded,
-  terminals: Layer.Layer<PtyService.PtyService | Oversight.Oversight | TaskRuntime.TaskRuntime | Exec.Exec, E>,
+  terminals: Layer.Layer<PtyService.PtyService | Oversight.Oversight | TaskRuntime.Tasks | Exec.Exec, E>,
   serverInfo: { readonly name: string; readonly version: string },
   deployment: Deployment.Deployment = Deployment.all
 ) => Layer.launch(layer(settings, http, token, serverInfo, deployment).pipe(Layer.provide(terminals)))

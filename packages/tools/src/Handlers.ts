@@ -1,42 +1,65 @@
 /**
- * The terminal tools' handlers: each call is checked against the calling owner and served by
- * `PtyService` (one-shot runs by `Exec`, tasks by `TaskRuntime`).
+ * The terminal tools' handlers: one per tool, each called with the calling owner (given by the transport,
+ * never defaulted) and its checked parameters, served by `PtyService` (one-shot runs by `Exec`, tasks by
+ * `TaskRuntime.Tasks`). The table is total over the tools: a tool without a handler is a type error.
  *
  * @since 0.1.0
  */
 import { Exec, Ids, PtyService, type Session, TaskRuntime } from "@agent-terminal/core"
 import type { Tool } from "@effect/ai"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as DefaultTerminal from "./internal/defaultTerminal.js"
 import * as ExecHandlers from "./internal/execHandlers.js"
 import * as Progress from "./internal/progress.js"
-import { CurrentOwner } from "./Owner.js"
-import { TerminalToolkit } from "./TerminalTools.js"
+import type { TerminalToolkit } from "./TerminalTools.js"
 
 const id = (sessionId: string) => Ids.SessionId.make(sessionId)
 
+type Tools = typeof TerminalToolkit.tools
+
 /**
- * Handlers for every terminal tool, over the `PtyService` in context.
+ * The handler of a tool: its owner and its checked parameters to its result or its typed failure.
  *
- * @since 0.1.0
+ * @since 0.4.0
  */
-export const layer: Layer.Layer<
-  Tool.HandlersFor<typeof TerminalToolkit.tools>,
-  never,
-  PtyService.PtyService | TaskRuntime.TaskRuntime
-> = TerminalToolkit.toLayer(Effect.gen(function*() {
-  const service = yield* PtyService.PtyService
-  const tasks = yield* TaskRuntime.TaskRuntime
-  // optional, so runtimes (and fakes) without one-shot runs still serve the terminal tools
-  const oneShot = yield* Effect.serviceOption(Exec.Exec)
-  const defaults = DefaultTerminal.make(service)
-  const sendTo = (owner: Ids.OwnerId, sessionId: Ids.SessionId, request: Session.SendRequest) =>
-    Effect.zipRight(Progress.waitsOn(sessionId), service.send(owner, sessionId, request))
-  return {
-    terminal_open: (params) => Effect.flatMap(CurrentOwner, (owner) => service.open(owner, params)),
-    terminal_send: ({ run_in_background, sessionId, ...fields }) =>
-      Effect.flatMap(CurrentOwner, (owner) => {
+export type Handler<T> = (
+  owner: Ids.OwnerId,
+  params: Tool.Parameters<T>
+) => Effect.Effect<Tool.Success<T>, Tool.Failure<T>>
+
+/**
+ * One handler per tool.
+ *
+ * @since 0.4.0
+ */
+export type ToolHandlers = { readonly [K in keyof Tools]: Handler<Tools[K]> }
+
+/**
+ * The tools' handlers, for the call path (`ToolCall.make`).
+ *
+ * @since 0.4.0
+ */
+export class Handlers extends Context.Tag("@agent-terminal/tools/Handlers")<Handlers, ToolHandlers>() {}
+
+/**
+ * The handlers over the services in context.
+ *
+ * @since 0.4.0
+ */
+export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | TaskRuntime.Tasks> = Effect.gen(
+  function*() {
+    const service = yield* PtyService.PtyService
+    const tasks = yield* TaskRuntime.Tasks
+    // optional, so runtimes (and fakes) without one-shot runs still serve the terminal tools
+    const oneShot = yield* Effect.serviceOption(Exec.Exec)
+    const defaults = DefaultTerminal.make(service)
+    const sendTo = (owner: Ids.OwnerId, sessionId: Ids.SessionId, request: Session.SendRequest) =>
+      Effect.zipRight(Progress.waitsOn(sessionId), service.send(owner, sessionId, request))
+    return {
+      terminal_open: (owner, params) => service.open(owner, params),
+      terminal_send: (owner, { run_in_background, sessionId, ...fields }) => {
         const request = run_in_background === true ? { ...fields, background: true } : fields
         if (sessionId !== undefined) return sendTo(owner, id(sessionId), request)
         return defaults.withDefault(owner, (terminal) =>
@@ -45,11 +68,9 @@ export const layer: Layer.Layer<
             sessionId: terminal.id,
             ...(terminal.opened === undefined ? {} : { motd: terminal.opened.motd })
           })))
-      }),
-    terminal_read: ({ sessionId, ...request }) =>
-      Effect.flatMap(CurrentOwner, (owner) => service.read(owner, id(sessionId), request)),
-    terminal_signal: ({ sessionId, signal, timeoutMs, wait }) =>
-      Effect.flatMap(CurrentOwner, (owner) => {
+      },
+      terminal_read: (owner, { sessionId, ...request }) => service.read(owner, id(sessionId), request),
+      terminal_signal: (owner, { sessionId, signal, timeoutMs, wait }) => {
         const target = id(sessionId)
         if (wait === false) return service.signal(owner, target, signal)
         return sendTo(owner, target, { signal, ...(timeoutMs === undefined ? {} : { timeoutMs }) }).pipe(
@@ -61,21 +82,27 @@ export const layer: Layer.Layer<
           // a send or a background task holds the terminal: the signal goes now, its end is theirs to tell
           Effect.catchTag("SendActive", () => service.signal(owner, target, signal))
         )
-      }),
-    terminal_close: ({ sessionId }) => Effect.flatMap(CurrentOwner, (owner) => service.close(owner, id(sessionId))),
-    terminal_resize: ({ sessionId, ...size }) =>
-      Effect.flatMap(CurrentOwner, (owner) => service.resize(owner, id(sessionId), size)),
-    terminal_request_human: ({ sessionId, ...request }) =>
-      Effect.flatMap(
-        CurrentOwner,
-        (owner) => Effect.zipRight(Progress.waitsOn(id(sessionId)), service.requestHuman(owner, id(sessionId), request))
-      ),
-    terminal_list: () =>
-      Effect.flatMap(CurrentOwner, (owner) => service.list(owner)).pipe(Effect.map((sessions) => ({ sessions }))),
-    task_output: ({ taskId, timeoutMs, wait, waitFor }) =>
-      Effect.flatMap(CurrentOwner, (owner) => tasks.output(owner, taskId, { wait, timeoutMs, waitFor })),
-    task_kill: ({ taskId }) => Effect.flatMap(CurrentOwner, (owner) => tasks.kill(owner, taskId)),
-    exec: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.exec(oneShot, owner, params)),
-    process: (params) => Effect.flatMap(CurrentOwner, (owner) => ExecHandlers.process(oneShot, owner, params))
+      },
+      terminal_close: (owner, { sessionId }) => service.close(owner, id(sessionId)),
+      terminal_resize: (owner, { sessionId, ...size }) => service.resize(owner, id(sessionId), size),
+      terminal_request_human: (owner, { sessionId, ...request }) =>
+        Effect.zipRight(Progress.waitsOn(id(sessionId)), service.requestHuman(owner, id(sessionId), request)),
+      terminal_list: (owner) => Effect.map(service.list(owner), (sessions) => ({ sessions })),
+      task_output: (owner, { taskId, timeoutMs, wait, waitFor }) =>
+        tasks.output(owner, taskId, { wait, timeoutMs, waitFor }),
+      task_kill: (owner, { taskId }) => tasks.kill(owner, taskId),
+      exec: (owner, params) => ExecHandlers.exec(oneShot, owner, params),
+      process: (owner, params) => ExecHandlers.process(oneShot, owner, params)
+    }
   }
-}))
+)
+
+/**
+ * The handlers over the services in context, as a layer.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<Handlers, never, PtyService.PtyService | TaskRuntime.Tasks> = Layer.effect(
+  Handlers,
+  make
+)

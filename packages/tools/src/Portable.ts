@@ -7,7 +7,7 @@
  * import { NodeTerminal } from "@agent-terminal/node"
  * import { Portable } from "@agent-terminal/tools"
  *
- * const terminal = Portable.make({ layer: NodeTerminal.layer() })
+ * const terminal = Portable.make({ layer: NodeTerminal.layer(), owner: "agent-1" })
  * for (const tool of terminal.definitions) registerWithMySdk(tool.name, tool.description, tool.inputSchema)
  * const result = await terminal.callTool("terminal_open", {}) // { isError, structured, text }
  * await terminal.dispose() // closes every session

@@ -126,7 +126,7 @@ export const sendResult = (
   if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
   if (result.continuation === true) facts.push("[continuation prompt: the command line is unfinished]")
   if (result.match !== undefined) facts.push(matchFact(result.match))
-  if (result.waitReason === "inferred_idle" || result.waitReason === "timeout" || result.waitReason === "matched") {
+  if (Session.mayStillRun(result.waitReason)) {
     facts.push("[the command may still be running]")
   }
   if (result.foreground !== undefined) facts.push(`[foreground: ${Session.activityText(result.foreground)}]`)

@@ -283,23 +283,11 @@ const taskId = Session.IdString
 
 /**
  * What `task_output` and `task_kill` return: the task's status and the output that is new since the
- * previous call; when it ended, the send's result.
+ * previous call; when it ended, the send's result (`TaskRuntime.TaskView`, the one shape of a look at a task).
  *
  * @since 0.1.0
  */
-export const TaskView = Schema.Struct({
-  taskId: Schema.String,
-  kind: Schema.String,
-  label: Schema.String,
-  sessionId: Schema.optional(Schema.String),
-  status: TaskRuntime.TaskStatus,
-  output: Schema.String,
-  result: Schema.optional(Schema.Unknown),
-  error: Schema.optional(Schema.Struct({ _tag: Schema.String, message: Schema.String })),
-  /** What `waitFor` found in the output since the previous look. */
-  match: Schema.optional(Session.Match),
-  elapsedMs: Schema.Number
-})
+export const TaskView = TaskRuntime.TaskView
 
 /**
  * `task_output`: what a background task printed since the last call, optionally waiting for it to end.

@@ -1,24 +1,25 @@
 /**
  * One call path for every transport: find the tool, validate its parameters (a bad or unknown one is an
- * `InvalidInput` naming the field, never echoing the value), run its handler as the current owner, and
+ * `InvalidInput` naming the field, never echoing the value), run its handler as the calling owner, and
  * render the outcome — the structured result (or error with its `_tag` and `message`) and the bounded text
  * a model reads. A failure's text and structured content together stay within `maxResultBytes`.
  *
- * The path is compiled once (`make`): each tool's parameter decoder, handler and result encoder are
- * looked up and built when the caller is made, not on every call.
+ * The path is compiled once (`make`) from our own tables: each tool of the deployment (its `@effect/ai`
+ * schemas), its handler (`Handlers`, one per tool) and its rendering; the decoder and the encoder are built
+ * when the caller is made, not on every call.
  *
  * @since 0.1.0
  */
-import { Errors, Validation } from "@agent-terminal/core"
+import { Errors, type Ids, Validation } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
 import type { Tool } from "@effect/ai"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Deployment from "./Deployment.js"
+import * as Handlers from "./Handlers.js"
 import * as Contract from "./internal/contract.js"
 import * as Render from "./Render.js"
 import type { TerminalToolkit } from "./TerminalTools.js"
@@ -52,36 +53,31 @@ export type ToolName = keyof typeof TerminalToolkit.tools
  * @since 0.2.0
  */
 export interface Caller {
-  /** Call a tool by name with JSON arguments; never fails (a failure is an outcome with `isError`). */
-  readonly call: (name: string, payload: unknown) => Effect.Effect<ToolOutcome>
+  /**
+   * Call a tool by name with JSON arguments, as `owner` (the transport's: a connection's, an MCP session's, a
+   * client's); never fails (a failure is an outcome with `isError`).
+   */
+  readonly call: (owner: Ids.OwnerId, name: string, payload: unknown) => Effect.Effect<ToolOutcome>
 }
 
-const render = (name: ToolName, payload: any, result: any, maxBytes: number): string => {
-  switch (name) {
-    case "terminal_open":
-      return Render.openResult(result, maxBytes)
-    case "terminal_send":
-      return Render.sendResult(result, maxBytes)
-    case "terminal_read":
-      return Render.readResult(result, maxBytes)
-    case "terminal_signal":
-      return Render.signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false)
-    case "terminal_close":
-      return Render.closeResult(result, maxBytes)
-    case "terminal_list":
-      return Render.listResult(result.sessions, maxBytes)
-    case "terminal_resize":
-      return Render.resizeResult(result, maxBytes)
-    case "terminal_request_human":
-      return Render.humanRequestResult(result, maxBytes)
-    case "task_output":
-    case "task_kill":
-      return Render.taskView(result, maxBytes)
-    case "exec":
-      return Render.execResult(result, maxBytes)
-    case "process":
-      return Render.processResult(result, maxBytes)
-  }
+/**
+ * Each tool's rendering: its parameters and its (encoded) result to the text a model reads, within
+ * `maxBytes`. Total over the tools: a tool without a rendering is a type error.
+ */
+const renderings: { readonly [K in ToolName]: (payload: any, result: any, maxBytes: number) => string } = {
+  terminal_open: (_payload, result, maxBytes) => Render.openResult(result, maxBytes),
+  terminal_send: (_payload, result, maxBytes) => Render.sendResult(result, maxBytes),
+  terminal_read: (_payload, result, maxBytes) => Render.readResult(result, maxBytes),
+  terminal_signal: (payload, result, maxBytes) =>
+    Render.signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false),
+  terminal_close: (_payload, result, maxBytes) => Render.closeResult(result, maxBytes),
+  terminal_list: (_payload, result, maxBytes) => Render.listResult(result.sessions, maxBytes),
+  terminal_resize: (_payload, result, maxBytes) => Render.resizeResult(result, maxBytes),
+  terminal_request_human: (_payload, result, maxBytes) => Render.humanRequestResult(result, maxBytes),
+  task_output: (_payload, result, maxBytes) => Render.taskView(result, maxBytes),
+  task_kill: (_payload, result, maxBytes) => Render.taskView(result, maxBytes),
+  exec: (_payload, result, maxBytes) => Render.execResult(result, maxBytes),
+  process: (_payload, result, maxBytes) => Render.processResult(result, maxBytes)
 }
 
 const isTerminalError = Schema.is(Errors.TerminalError)
@@ -150,21 +146,17 @@ const defectOutcome = (cause: Cause.Cause<unknown>, maxBytes: number) => {
 
 interface Compiled {
   readonly decode: (payload: unknown) => Either.Either<unknown, Errors.InvalidInput>
-  readonly run: (params: unknown) => Effect.Effect<unknown, unknown>
+  readonly run: (owner: Ids.OwnerId, params: unknown) => Effect.Effect<unknown, unknown>
   readonly encode: (result: unknown) => Either.Either<unknown, unknown>
+  readonly render: (payload: unknown, result: unknown, maxBytes: number) => string
 }
 
 const parameterNames = (tool: Tool.Any): ReadonlyArray<string> =>
   AST.getPropertySignatures(tool.parametersSchema.ast).map((property) => String(property.name))
 
-const compile = (tool: Tool.Any, context: Context.Context<never>): Compiled => {
-  const entry = context.unsafeMap.get(tool.id) as
-    | {
-      readonly handler: (params: unknown) => Effect.Effect<unknown, unknown>
-      readonly context: Context.Context<never>
-    }
-    | undefined
-  if (entry === undefined) throw new Error(`no handler for the tool ${tool.name}`)
+/** A tool of the deployment (its schemas), with its handler and its rendering from our tables. */
+const compile = (tool: Tool.Any, handlers: Handlers.ToolHandlers): Compiled => {
+  const name = tool.name as ToolName
   const names = parameterNames(tool)
   const list = names.length === 0 ? "it takes none" : `its parameters: ${names.join(", ")}`
   return {
@@ -172,10 +164,9 @@ const compile = (tool: Tool.Any, context: Context.Context<never>): Compiled => {
       root: "arguments",
       unexpected: () => `is not a parameter of ${tool.name} (${list})`
     }),
-    // The handlers took their services when they were built (Handlers.layer): a call needs only the
-    // caller's context (its CurrentOwner), not a merge with the whole layer's context on every call.
-    run: entry.handler,
-    encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>)
+    run: handlers[name] as (owner: Ids.OwnerId, params: unknown) => Effect.Effect<unknown, unknown>,
+    encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>),
+    render: renderings[name]
   }
 }
 
@@ -186,14 +177,14 @@ const compile = (tool: Tool.Any, context: Context.Context<never>): Compiled => {
  */
 export const make = (
   options: { readonly maxResultBytes: number; readonly deployment?: Deployment.Deployment | undefined }
-): Effect.Effect<Caller, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
-  Effect.map(Effect.context<Tool.HandlersFor<typeof TerminalToolkit.tools>>(), (context) => {
+): Effect.Effect<Caller, never, Handlers.Handlers> =>
+  Effect.map(Handlers.Handlers, (handlers) => {
     const maxBytes = options.maxResultBytes
     const compiled = new Map<string, Compiled>()
     const tools = Deployment.toolsOf(options.deployment)
-    for (const tool of tools) compiled.set(tool.name, compile(tool, context as Context.Context<never>))
+    for (const tool of tools) compiled.set(tool.name, compile(tool, handlers))
     const names = tools.map((tool) => tool.name).join(", ")
-    const call = (name: string, payload: unknown): Effect.Effect<ToolOutcome> => {
+    const call = (owner: Ids.OwnerId, name: string, payload: unknown): Effect.Effect<ToolOutcome> => {
       const tool = compiled.get(name)
       if (tool === undefined) {
         const field = Validation.shortPrefix(name)
@@ -204,7 +195,7 @@ export const make = (
       }
       const params = tool.decode(payload ?? {})
       if (Either.isLeft(params)) return Effect.succeed(failureOutcome(params.left, maxBytes))
-      return tool.run(params.right).pipe(
+      return tool.run(owner, params.right).pipe(
         Effect.matchCauseEffect({
           onFailure: (cause) => {
             const failure = Cause.failureOption(cause)
@@ -226,7 +217,7 @@ export const make = (
             if (Either.isLeft(encoded)) {
               return Effect.succeed(defectOutcome(Cause.die(encoded.left), maxBytes))
             }
-            const text = render(name as ToolName, params.right, encoded.right, maxBytes)
+            const text = tool.render(params.right, encoded.right, maxBytes)
             return Effect.succeed<ToolOutcome>({
               isError: false,
               structured: Contract.structuredOf(name, encoded.right as Record<string, unknown>, text),
@@ -246,8 +237,9 @@ export const make = (
  * @since 0.1.0
  */
 export const call = (
+  owner: Ids.OwnerId,
   name: string,
   payload: unknown,
   options: { readonly maxResultBytes: number; readonly deployment?: Deployment.Deployment | undefined }
-): Effect.Effect<ToolOutcome, never, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
-  Effect.flatMap(make(options), (caller) => caller.call(name, payload))
+): Effect.Effect<ToolOutcome, never, Handlers.Handlers> =>
+  Effect.flatMap(make(options), (caller) => caller.call(owner, name, payload))

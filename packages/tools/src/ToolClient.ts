@@ -10,21 +10,21 @@
  *   const sent = yield* tools.call("terminal_send", { sessionId: opened.structured.sessionId, text: "ls" })
  *   yield* Console.log(sent.text) // "[wait: prompt] [exit: 0]\n…"
  * })
- * program.pipe(Effect.provide(ToolClient.layer().pipe(Layer.provide(NodeTerminal.layer()))), Effect.runPromise)
+ * program.pipe(
+ *   Effect.provide(ToolClient.layer({ owner: "agent-1" }).pipe(Layer.provide(NodeTerminal.layer()))),
+ *   Effect.runPromise
+ * )
  * ```
  *
  * @since 0.1.0
  */
 import { Ids, TerminalConfig } from "@agent-terminal/core"
 import type { Errors } from "@agent-terminal/core"
-import type { Tool } from "@effect/ai"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Deployment from "./Deployment.js"
 import * as Handlers from "./Handlers.js"
-import { CurrentOwner } from "./Owner.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
 import * as ToolCall from "./ToolCall.js"
 
 /**
@@ -59,14 +59,14 @@ export class ToolClient extends Context.Tag("@agent-terminal/tools/ToolClient")<
 export interface Options {
   /** Bound of every rendered result (at least 64; default 32768). */
   readonly maxResultBytes?: number | undefined
-  /** The owner of the calls (default `local`); sessions are visible only to their owner. */
-  readonly owner?: string | undefined
+  /** The owner of the calls (a call may name another); sessions are visible only to their owner. */
+  readonly owner: string
   /** The tools and parameters exposed (default: all of them). */
   readonly deployment?: Deployment.Deployment | undefined
 }
 
 /**
- * What the tool handlers need (today: `PtyService` and `TaskRuntime`) — what `NodeTerminal.layer` provides.
+ * What the tool handlers need (today: `PtyService` and `TaskRuntime.Tasks`) — what `NodeTerminal.layer` provides.
  *
  * @since 0.1.0
  */
@@ -78,22 +78,18 @@ export type Requirements = Layer.Layer.Context<typeof Handlers.layer>
  * @since 0.1.0
  */
 export const make = (
-  options: Options = {}
-): Effect.Effect<ToolClient["Type"], Errors.InvalidConfig, Tool.HandlersFor<typeof TerminalToolkit.tools>> =>
+  options: Options
+): Effect.Effect<ToolClient["Type"], Errors.InvalidConfig, Handlers.Handlers> =>
   Effect.gen(function*() {
     const settings = yield* TerminalConfig.make(
       options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }
     )
     const caller = yield* ToolCall.make({ maxResultBytes: settings.maxResultBytes, deployment: options.deployment })
-    const defaultOwner = yield* CurrentOwner
-    const owner = (given: string | undefined) =>
-      given !== undefined ? Ids.OwnerId.make(given) : options.owner !== undefined ?
-        Ids.OwnerId.make(options.owner) :
-        defaultOwner
+    const owner = Ids.OwnerId.make(options.owner)
     return ToolClient.of({
       maxResultBytes: settings.maxResultBytes,
       call: (name, args, callOptions) =>
-        Effect.provideService(caller.call(name, args ?? {}), CurrentOwner, owner(callOptions?.owner))
+        caller.call(callOptions?.owner === undefined ? owner : Ids.OwnerId.make(callOptions.owner), name, args ?? {})
     })
   })
 
@@ -102,5 +98,5 @@ export const make = (
  *
  * @since 0.1.0
  */
-export const layer = (options: Options = {}): Layer.Layer<ToolClient, Errors.InvalidConfig, Requirements> =>
+export const layer = (options: Options): Layer.Layer<ToolClient, Errors.InvalidConfig, Requirements> =>
   Layer.effect(ToolClient, make(options)).pipe(Layer.provide(Handlers.layer))

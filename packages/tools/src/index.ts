@@ -15,10 +15,6 @@ export * as McpTools from "./McpTools.js"
 /**
  * @since 0.1.0
  */
-export * as Owner from "./Owner.js"
-/**
- * @since 0.1.0
- */
 export * as Portable from "./Portable.js"
 /**
  * @since 0.1.0

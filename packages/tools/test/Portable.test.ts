@@ -24,7 +24,7 @@ describe("Portable: the tools for any agent SDK, no Effect at the call site", ()
   })
 
   it("calls tools with Promises: results, failures as isError, owners kept apart", async () => {
-    const terminal = Portable.make({ layer: fakeTerminal().layer, maxResultBytes: 4096 })
+    const terminal = Portable.make({ layer: fakeTerminal().layer, owner: "local", maxResultBytes: 4096 })
     try {
       const opened = await terminal.callTool("terminal_open", { name: "work" })
       expect(opened.isError).toBe(false)
@@ -52,7 +52,7 @@ describe("Portable: the tools for any agent SDK, no Effect at the call site", ()
   })
 
   it("rejects calls when the settings are invalid, naming the field", async () => {
-    const terminal = Portable.make({ layer: fakeTerminal().layer, maxResultBytes: 10 })
+    const terminal = Portable.make({ layer: fakeTerminal().layer, owner: "local", maxResultBytes: 10 })
     try {
       await expect(terminal.callTool("terminal_list", {})).rejects.toMatchObject({
         _tag: "InvalidConfig",
@@ -79,7 +79,7 @@ describe("ToolClient: the tools from an Effect program", () => {
 
   it("a deployment hides tools and parameters the same way in definitions and calls; instructions follow it", async () => {
     const deployment = { tools: ["terminal"] as const, background: false }
-    const terminal = Portable.make({ layer: fakeTerminal().layer, deployment })
+    const terminal = Portable.make({ layer: fakeTerminal().layer, owner: "local", deployment })
     try {
       expect(terminal.definitions.map((tool) => tool.name)).toEqual(
         Object.keys(TerminalTools.TerminalToolkit.tools).filter((name) => name.startsWith("terminal_"))

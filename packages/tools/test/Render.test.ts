@@ -1,4 +1,4 @@
-import { Errors, type Session } from "@agent-terminal/core"
+import { Errors, Ids, type Session } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -150,14 +150,20 @@ const wholeFits = (outcome: ToolCall.ToolOutcome, bound = min) => {
   return outcome.text
 }
 
+const local = Ids.OwnerId.make("local")
+
 describe("errors within 64 bytes over the one call path (26)", () => {
   for (const [error, ids] of errors) {
     it.effect(`${error._tag}: the tag and its ids first, isError, text and structured content within the bound`, () =>
       Effect.gen(function*() {
-        const roomy = yield* ToolCall.call("terminal_send", { sessionId, text: "echo hi" }, { maxResultBytes: 4096 })
+        const roomy = yield* ToolCall.call(local, "terminal_send", { sessionId, text: "echo hi" }, {
+          maxResultBytes: 4096
+        })
         expect(roomy.structured).toMatchObject({ _tag: error._tag, message: error.message })
         wholeFits(roomy, 4096)
-        const outcome = yield* ToolCall.call("terminal_send", { sessionId, text: "echo hi" }, { maxResultBytes: min })
+        const outcome = yield* ToolCall.call(local, "terminal_send", { sessionId, text: "echo hi" }, {
+          maxResultBytes: min
+        })
         expect(outcome.isError).toBe(true)
         const text = fits(wholeFits(outcome))
         expect(text).toContain(`[error: ${error._tag}]`)
@@ -172,13 +178,13 @@ describe("errors within 64 bytes over the one call path (26)", () => {
 
   it.effect("an invalid parameter, an unknown tool and an unknown task are bounded too", () =>
     Effect.gen(function*() {
-      const missing = yield* ToolCall.call("terminal_read", { count: 1 }, { maxResultBytes: min })
+      const missing = yield* ToolCall.call(local, "terminal_read", { count: 1 }, { maxResultBytes: min })
       expect(fits(missing.text)).toContain("[field: sessionId]")
-      const unknown = yield* ToolCall.call("no_such_tool_with_a_long_name", {}, { maxResultBytes: min })
+      const unknown = yield* ToolCall.call(local, "no_such_tool_with_a_long_name", {}, { maxResultBytes: min })
       expect(fits(unknown.text)).toContain("[error: InvalidInput]")
-      const task = yield* ToolCall.call("task_output", { taskId }, { maxResultBytes: min })
+      const task = yield* ToolCall.call(local, "task_output", { taskId }, { maxResultBytes: min })
       expect(fits(wholeFits(task))).toContain(taskId)
-      const roomy = yield* ToolCall.call("task_output", { taskId }, { maxResultBytes: 1024 })
+      const roomy = yield* ToolCall.call(local, "task_output", { taskId }, { maxResultBytes: 1024 })
       expect(roomy.structured).toMatchObject({ _tag: "TaskNotFound", taskId })
     }).pipe(Effect.provide(Handlers.layer), Effect.provide(fakeTerminal().layer)))
 })

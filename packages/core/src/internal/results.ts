@@ -6,7 +6,7 @@ import { Capture, type Emulator, Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ProcessInspector } from "../ProcessInspector.js"
-import { type HumanNote, humanNoteText, type SendRequest, type SendResult } from "../Session.js"
+import { type HumanNote, humanNoteText, isUnconfirmed, type SendRequest, type SendResult } from "../Session.js"
 import type { TerminalConfig } from "../TerminalConfig.js"
 import { outputRoom } from "./bounds.js"
 import { stripEcho } from "./input.js"
@@ -172,7 +172,7 @@ export const withForeground = (
   result: SendResult
 ): Effect.Effect<SendResult> => {
   const activity = inspector.activity
-  if (activity === undefined || (result.waitReason !== "timeout" && result.waitReason !== "inferred_idle")) {
+  if (activity === undefined || !isUnconfirmed(result.waitReason)) {
     return Effect.succeed(result)
   }
   if (runtime.exit !== undefined) return Effect.succeed(result)

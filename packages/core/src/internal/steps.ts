@@ -8,7 +8,7 @@ import { Capture, Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { InvalidInput } from "../Errors.js"
-import type { SendRequest, SendResult, Step, StepResult, WaitReason } from "../Session.js"
+import { type SendRequest, type SendResult, type Step, type StepResult, stopsBatch } from "../Session.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
 import { fullScreenNote, fullScreenStepNote } from "./results.js"
@@ -18,10 +18,6 @@ import { exclusive } from "./slot.js"
 
 /** The fields a batch replaces: with `steps`, none of them may be given. */
 const replaced = ["text", "keys", "paste", "submit", "waitFor", "background"] as const
-
-/** How a step's end stops the batch. */
-const stops = (reason: WaitReason): boolean =>
-  reason === "timeout" || reason === "inferred_idle" || reason === "session_exit"
 
 /** Each step's input, encoded now to refuse a bad one before anything is written (`steps.N.field`). */
 export const checkSteps = (
@@ -92,7 +88,7 @@ export const runSteps = (deps: Deps, runtime: SessionRuntime, request: SendReque
           restore
         )
         results.push(result)
-        if (stops(result.waitReason) || runtime.exit !== undefined) {
+        if (stopsBatch(result.waitReason) || runtime.exit !== undefined) {
           if (index < steps.length - 1) stoppedAt = index
           break
         }

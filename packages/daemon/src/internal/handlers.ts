@@ -1,4 +1,6 @@
-import { Errors, Exec, Ids, PtyService, TaskRuntime, Watch } from "@agent-terminal/core"
+import type { Ids, Operation, Session } from "@agent-terminal/core"
+import { Errors, Exec, PtyService, TaskRuntime, Watch } from "@agent-terminal/core"
+import type * as RpcGroup from "@effect/rpc/RpcGroup"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
@@ -9,7 +11,7 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { DaemonRpcs, type WatchItem } from "../Protocol.js"
+import { DaemonRpcs, operations, type WatchItem } from "../Protocol.js"
 import { TerminalRegistry } from "../TerminalRegistry.js"
 import type { Bound, Owners } from "./owners.js"
 import { recorded } from "./owners.js"
@@ -20,7 +22,7 @@ export interface Context {
   readonly owners: Owners
 }
 
-const sid = Ids.SessionId.make
+type Handlers = RpcGroup.HandlersFrom<RpcGroup.Rpcs<typeof DaemonRpcs>>
 
 /**
  * Work that a named owner's disconnect must not stop: it runs on in the daemon (a send keeps its command
@@ -41,7 +43,7 @@ const detachable = <A, E>(bound: Bound, work: Effect.Effect<A, E>, daemonScope: 
 export const layer = (context: Context) =>
   DaemonRpcs.toLayer(Effect.gen(function*() {
     const pty = yield* PtyService.PtyService
-    const tasks = yield* TaskRuntime.TaskRuntime
+    const tasks = yield* TaskRuntime.Tasks
     const exec = yield* Effect.serviceOption(Exec.Exec)
     const registry = yield* TerminalRegistry
     const daemonScope = yield* Effect.scope
@@ -95,82 +97,110 @@ export const layer = (context: Context) =>
         startedAt: Date.now()
       }))
 
-    const withExec = <A, E>(use: (service: Exec.Exec["Type"]) => Effect.Effect<A, E>) =>
-      Option.match(exec, {
-        onNone: () => Effect.dieMessage("one-shot runs are not available in this daemon (no Exec service)"),
-        onSome: use
-      })
+    type Untyped = (owner: Ids.OwnerId, ...args: ReadonlyArray<any>) => Effect.Effect<any, any>
+    const services: { readonly [K in keyof typeof operations]: Option.Option<Record<string, Untyped>> } = {
+      terminal: Option.some(pty as unknown as Record<string, Untyped>),
+      tasks: Option.some(tasks as unknown as Record<string, Untyped>),
+      exec: exec as Option.Option<unknown> as Option.Option<Record<string, Untyped>>
+    }
+
+    /**
+     * What the daemon adds around an operation besides running it as the connection's owner: the registry's
+     * records (a later run answers the ids of this one with `SessionLost`, and ends their tasks).
+     */
+    const around: Record<
+      string,
+      (bound: Bound, args: ReadonlyArray<any>, run: Effect.Effect<any, any>) => Effect.Effect<any, any>
+    > = {
+      // an open that succeeded is recorded even if its caller is interrupted meanwhile: a later daemon
+      // must be able to answer its id with SessionLost
+      Open: (bound, _args, run) =>
+        Effect.uninterruptibleMask((restore) =>
+          restore(run).pipe(
+            Effect.tap((opened: Session.OpenResult) =>
+              recorded(registry.terminalOpened({
+                sessionId: opened.sessionId,
+                owner: bound.owner,
+                name: opened.name,
+                type: opened.type,
+                pid: opened.pid,
+                runId,
+                openedAt: Date.now()
+              }))
+            )
+          )
+        ),
+      Close: (bound, [sessionId], run) =>
+        Effect.gen(function*() {
+          const before = (yield* pty.list(bound.owner)).find((session) => session.sessionId === sessionId)
+          const result = yield* run
+          const status = before?.status
+          yield* recorded(registry.terminalEnded(sessionId, {
+            at: Date.now(),
+            reason: "closed",
+            ...(status?._tag === "exited"
+              ? { exitCode: status.exitCode ?? undefined, signal: status.signal ?? undefined }
+              : {})
+          }))
+          return result
+        }),
+      Send: (bound, [sessionId, request]: ReadonlyArray<any>, run) =>
+        Effect.tap(run, (result: Session.SendResult) =>
+          taskStarted(
+            bound,
+            result.taskId,
+            "send",
+            (request as Session.SendRequest).text ?? (request as Session.SendRequest).paste ?? "",
+            sessionId
+          )),
+      RequestHuman: (bound, [sessionId, request]: ReadonlyArray<any>, run) =>
+        Effect.tap(run, (result: Session.HumanRequestResult) =>
+          taskStarted(bound, result.taskId, "human", (request as Session.HumanRequest).reason, sessionId)),
+      ExecRun: (bound, [request]: ReadonlyArray<any>, run) =>
+        Effect.tap(run, (result: Exec.ExecResult) => {
+          const { spawn } = request as Exec.ExecRequest
+          return taskStarted(bound, result.taskId, "exec", spawn._tag === "pty" ? spawn.command : spawn.argv.join(" "))
+        })
+    }
+
+    /**
+     * One handler per declaration: the payload's fields as the method's arguments, run as the connection's
+     * owner; detached where the declaration says so; the registry's records around it; and, for an
+     * operation on a session, `SessionLost` for an id an earlier run held.
+     */
+    const handle = (service: Option.Option<Record<string, Untyped>>, method: string, operation: Operation.Any) => {
+      const names = operation.args.map((argument) =>
+        argument.name
+      )
+      const onSession = names[0] === "sessionId"
+      const extra = around[operation.tag]
+      return (payload: Record<string, unknown>, { clientId }: { readonly clientId: number }) =>
+        as(clientId, (bound) => {
+          if (Option.isNone(service)) {
+            return Effect.dieMessage("one-shot runs are not available in this daemon (no Exec service)")
+          }
+          const args = names.map((name) => payload[name])
+          const work = service.value[method]!(bound.owner, ...args)
+          const run = operation.detached ? detachable(bound, work, daemonScope) : work
+          const done = extra === undefined ? run : extra(bound, args, run)
+          return onSession ? lost(bound, args[0] as string)(done) : done
+        })
+    }
+    const derived: Record<string, ReturnType<typeof handle>> = {}
+    for (const [group, table] of Object.entries(operations)) {
+      for (const [method, operation] of Object.entries(table as Operation.Table)) {
+        derived[operation.tag] = handle(services[group as keyof typeof operations], method, operation)
+      }
+    }
 
     return {
+      ...(derived as unknown as Omit<Handlers, "Hello" | "Watch" | "TaskCompletions">),
       Hello: (payload, { clientId }) => owners.hello(clientId, payload),
-      Open: ({ request }, { clientId }) =>
-        as(clientId, (bound) =>
-          // an open that succeeded is recorded even if its caller is interrupted meanwhile: a later daemon
-          // must be able to answer its id with SessionLost
-          Effect.uninterruptibleMask((restore) =>
-            restore(pty.open(bound.owner, request)).pipe(
-              Effect.tap((opened) =>
-                recorded(registry.terminalOpened({
-                  sessionId: opened.sessionId,
-                  owner: bound.owner,
-                  name: opened.name,
-                  type: opened.type,
-                  pid: opened.pid,
-                  runId,
-                  openedAt: Date.now()
-                }))
-              )
-            )
-          )),
-      Send: ({ request, sessionId }, { clientId }) =>
-        as(clientId, (bound) =>
-          detachable(bound, pty.send(bound.owner, sid(sessionId), request), daemonScope).pipe(
-            Effect.tap((result) =>
-              taskStarted(bound, result.taskId, "send", request.text ?? request.paste ?? "", sessionId)
-            ),
-            lost(bound, sessionId)
-          )),
-      Read: ({ request, sessionId }, { clientId }) =>
-        as(clientId, (bound) => pty.read(bound.owner, sid(sessionId), request).pipe(lost(bound, sessionId))),
-      Signal: ({ sessionId, signal }, { clientId }) =>
-        as(clientId, (bound) => pty.signal(bound.owner, sid(sessionId), signal).pipe(lost(bound, sessionId))),
-      Resize: ({ request, sessionId }, { clientId }) =>
-        as(clientId, (bound) => pty.resize(bound.owner, sid(sessionId), request).pipe(lost(bound, sessionId))),
-      RequestHuman: ({ request, sessionId }, { clientId }) =>
-        as(clientId, (bound) =>
-          detachable(bound, pty.requestHuman(bound.owner, sid(sessionId), request), daemonScope).pipe(
-            Effect.tap((result) =>
-              taskStarted(bound, result.taskId, "human", request.reason, sessionId)
-            ),
-            lost(bound, sessionId)
-          )),
-      Cancel: ({ sessionId }, { clientId }) =>
-        as(clientId, (bound) => pty.cancel(bound.owner, sid(sessionId)).pipe(lost(bound, sessionId))),
-      Close: ({ sessionId }, { clientId }) =>
-        as(clientId, (bound) =>
-          Effect.gen(function*() {
-            const before = (yield* pty.list(bound.owner)).find((session) => session.sessionId === sessionId)
-            const result = yield* pty.close(bound.owner, sid(sessionId))
-            const status = before?.status
-            yield* recorded(registry.terminalEnded(sessionId, {
-              at: Date.now(),
-              reason: "closed",
-              ...(status?._tag === "exited"
-                ? { exitCode: status.exitCode ?? undefined, signal: status.signal ?? undefined }
-                : {})
-            }))
-            return result
-          }).pipe(lost(bound, sessionId))),
-      List: (_, { clientId }) => as(clientId, (bound) => pty.list(bound.owner)),
-      CloseOwner: (_, { clientId }) => as(clientId, (bound) => pty.closeOwner(bound.owner)),
-      ConfigureSandbox: ({ policy }, { clientId }) =>
-        as(clientId, (bound) => pty.configureSandbox(bound.owner, policy)),
-      SandboxOf: (_, { clientId }) => as(clientId, (bound) => pty.sandboxOf(bound.owner)),
-      Watch: ({ maxBufferedBytes, sessionId }, { clientId }) =>
+      Watch: ({ options, sessionId }, { clientId }) =>
         Stream.unwrapScoped(
           as(clientId, (bound) => {
             if (pty.watch === undefined) return Effect.die("this daemon's terminal service cannot be watched")
-            return pty.watch(bound.owner, sid(sessionId), { maxBufferedBytes }).pipe(
+            return pty.watch(bound.owner, sessionId, options).pipe(
               lost(bound, sessionId),
               Effect.map((watch): Stream.Stream<WatchItem> =>
                 Stream.concat(
@@ -182,47 +212,12 @@ export const layer = (context: Context) =>
             )
           })
         ),
-      TaskOutput: ({ taskId, timeoutMs, wait, waitFor }, { clientId }) =>
-        as(clientId, (bound) => tasks.output(bound.owner, taskId, { wait, timeoutMs, waitFor })),
-      TaskKill: ({ taskId }, { clientId }) => as(clientId, (bound) => tasks.kill(bound.owner, taskId)),
-      TaskWrite: ({ input, taskId }, { clientId }) => as(clientId, (bound) => tasks.write(bound.owner, taskId, input)),
-      TaskList: (_, { clientId }) => as(clientId, (bound) => tasks.list(bound.owner)),
-      TaskRemove: ({ taskId }, { clientId }) => as(clientId, (bound) => tasks.remove(bound.owner, taskId)),
-      TaskRemoveOwner: (_, { clientId }) => as(clientId, (bound) => tasks.removeOwner(bound.owner)),
       TaskCompletions: (_, { clientId }) =>
         Stream.unwrap(
           as(clientId, (bound) =>
             Effect.succeed(
               Stream.fromPubSub(tasks.completions).pipe(Stream.filter((event) => event.owner === bound.owner))
             ))
-        ),
-      ExecRun: ({ request }, { clientId }) =>
-        as(clientId, (bound) =>
-          withExec((service) =>
-            detachable(bound, service.exec(bound.owner, request), daemonScope).pipe(
-              Effect.tap((result) =>
-                taskStarted(
-                  bound,
-                  result.taskId,
-                  "exec",
-                  request.spawn._tag === "pty" ? request.spawn.command : request.spawn.argv.join(" ")
-                )
-              )
-            )
-          )),
-      ExecPoll: ({ taskId, timeoutMs, wait }, { clientId }) =>
-        as(clientId, (bound) =>
-          withExec((service) =>
-            service.poll(bound.owner, taskId, { wait, timeoutMs })
-          )),
-      ExecLog: ({ count, offset, taskId }, { clientId }) =>
-        as(clientId, (bound) => withExec((service) => service.log(bound.owner, taskId, { offset, count }))),
-      ExecWrite: ({ input, taskId }, { clientId }) =>
-        as(clientId, (bound) => withExec((service) => service.write(bound.owner, taskId, input))),
-      ExecKill: ({ taskId }, { clientId }) =>
-        as(clientId, (bound) => withExec((service) => service.kill(bound.owner, taskId))),
-      ExecRemove: ({ taskId }, { clientId }) =>
-        as(clientId, (bound) => withExec((service) => service.remove(bound.owner, taskId))),
-      ExecList: (_, { clientId }) => as(clientId, (bound) => withExec((service) => service.list(bound.owner)))
+        )
     }
   }))

@@ -42,7 +42,7 @@ export const make = (options: {
   Effect.gen(function*() {
     const registry = yield* TerminalRegistry
     const pty = yield* PtyService.PtyService
-    const tasks = yield* TaskRuntime.TaskRuntime
+    const tasks = yield* TaskRuntime.Tasks
     const scope = yield* Effect.scope
     const bindings = new Map<number, Bound>()
     const attached = new Map<Ids.OwnerId, Set<number>>()

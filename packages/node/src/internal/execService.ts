@@ -11,7 +11,6 @@ import {
   type Ids,
   ProcessInspector,
   PtyBackend,
-  PtyService,
   Registry,
   Sandbox,
   Session,
@@ -53,7 +52,7 @@ export type Requirements =
   | Sandbox.Sandbox
   | EnvPolicy.HostEnvironment
   | TaskRuntime.TaskRuntime
-  | PtyService.PtyService
+  | Sandbox.OwnerPolicies
 
 export const make: Effect.Effect<
   Context.Tag.Service<typeof Exec.Exec>,
@@ -66,7 +65,7 @@ export const make: Effect.Effect<
   const sandbox = yield* Sandbox.Sandbox
   const environment = yield* EnvPolicy.HostEnvironment
   const tasks = yield* TaskRuntime.TaskRuntime
-  const terminals = yield* PtyService.PtyService
+  const policies = yield* Sandbox.OwnerPolicies
   const containment = yield* Effect.context<Teardown.Cgroups | Teardown.HostExit>()
   const serviceScope = yield* Effect.scope
   const runs = new Registry.Registry<string, Run>((run) => run.owner, REMOVED_MEMORY)
@@ -169,7 +168,7 @@ export const make: Effect.Effect<
   /** Spawn a run in its own scope (its teardown), under the owner's sandbox policy and the environment policy. */
   const spawn = (owner: Ids.OwnerId, request: Exec.ExecRequest, label: string) =>
     Effect.gen(function*() {
-      const policy = yield* terminals.sandboxOf(owner)
+      const policy = yield* policies.policyOf(owner)
       const confined = Sandbox.isConfined(policy.mode) && policy.workspace !== undefined
       const cwd = request.cwd ?? (confined ? policy.workspace! : config.defaultCwd ?? environment.cwd)
       const argv = request.spawn._tag === "child"

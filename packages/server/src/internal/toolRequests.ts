@@ -9,6 +9,7 @@
  * ping, notifications, other tools) to `McpServer`, so the answer is the same `CallToolResult`, made
  * without the detour.
  */
+import type { Ids } from "@agent-terminal/core"
 import { TerminalTools, type ToolCall } from "@agent-terminal/tools"
 import * as Effect from "effect/Effect"
 import * as JsonRpc from "./jsonRpc.js"
@@ -82,9 +83,9 @@ export const idKey = (id: JsonRpc.Id): string => `${typeof id}:${id}`
  * defect on the way (a bug) still answers, with an internal error under the request's id: a client is never
  * left waiting out its timeout.
  */
-export const serve = (caller: ToolCall.Caller, request: ToolRequest): Effect.Effect<object> =>
+export const serve = (caller: ToolCall.Caller, owner: Ids.OwnerId, request: ToolRequest): Effect.Effect<object> =>
   Effect.map(
-    caller.call(request.name, request.arguments),
+    caller.call(owner, request.name, request.arguments),
     (outcome): object => JsonRpc.resultResponse(request.id, callToolResult(outcome))
   ).pipe(
     Effect.catchAllDefect((defect) =>
