@@ -5,15 +5,15 @@
 import { Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
-import type { SendRequest } from "../Session.js"
+import type { SendRequest } from "../../Session.js"
+import type { CancelSignal } from "../clock/wake.js"
+import { listenersNow } from "../readiness/listening.js"
+import { openWatch } from "../readiness/match.js"
+import type { Watch } from "../readiness/settled.js"
+import type { Deps } from "../session/registry.js"
+import type { SessionRuntime } from "../session/runtime.js"
 import * as Input from "./input.js"
-import { listenersNow } from "./listeningTier.js"
-import { openWatch } from "./matchTier.js"
-import type { SessionRuntime } from "./session.js"
-import type { Deps } from "./sessions.js"
-import type { Watch } from "./settled.js"
 import type { Restore } from "./slot.js"
-import type { CancelSignal } from "./wake.js"
 
 /** Fails as an interruption once the send is cancelled (raced against a wait that is not a listener). */
 const cancelled = (cancel: CancelSignal): Effect.Effect<never> => Effect.zipRight(cancel.await, Effect.interrupt)

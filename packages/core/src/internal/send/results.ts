@@ -5,14 +5,14 @@
 import { Capture, type Emulator, Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { ProcessInspector } from "../ProcessInspector.js"
-import { type HumanNote, humanNoteText, isUnconfirmed, type SendRequest, type SendResult } from "../Session.js"
-import type { TerminalConfig } from "../TerminalConfig.js"
-import { outputRoom } from "./bounds.js"
+import type { ProcessInspector } from "../../ProcessInspector.js"
+import { type HumanNote, humanNoteText, isUnconfirmed, type SendRequest, type SendResult } from "../../Session.js"
+import type { TerminalConfig } from "../../TerminalConfig.js"
+import { outputRoom } from "../bounds.js"
+import { type Decisive, reasonOf } from "../readiness/settled.js"
+import { statusOf } from "../session/runtime.js"
+import type { SessionRuntime } from "../session/runtime.js"
 import { stripEcho } from "./input.js"
-import { statusOf } from "./session.js"
-import type { SessionRuntime } from "./session.js"
-import { type Decisive, reasonOf } from "./settled.js"
 
 /**
  * How a send ended, as its result reports it: a decisive end of its wait, or `Abandoned` — a command sent

@@ -8,10 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as Audit from "../Audit.js"
-import { SessionNotFound } from "../Errors.js"
-import type { OwnerId, SessionId } from "../Ids.js"
-import { NotInControl, type OverseenSession, type Oversight } from "../Oversight.js"
+import * as Audit from "../../Audit.js"
+import { SessionNotFound } from "../../Errors.js"
+import type { OwnerId, SessionId } from "../../Ids.js"
+import { NotInControl, type OverseenSession, type Oversight } from "../../Oversight.js"
 import {
   type HumanNote,
   humanNoteText,
@@ -20,11 +20,11 @@ import {
   ResizeRequest,
   type SendRequest,
   type SendResult
-} from "../Session.js"
-import * as Validation from "../Validation.js"
+} from "../../Session.js"
+import * as Validation from "../../Validation.js"
+import { type Deps, lookup } from "../session/registry.js"
+import { exitedError, type SessionRuntime, statusOf } from "../session/runtime.js"
 import * as Lease from "./lease.js"
-import { exitedError, type SessionRuntime, statusOf } from "./session.js"
-import { type Deps, lookup } from "./sessions.js"
 
 /** Any owner's open session. */
 const find = (deps: Deps, id: string): Effect.Effect<SessionRuntime, SessionNotFound> =>

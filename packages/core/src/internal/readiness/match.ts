@@ -7,13 +7,13 @@
  */
 import { type Emulator, Matcher, type OutputWatch } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
-import type { Match, SendRequest, WaitFor } from "../Session.js"
-import { type InputKind, promptComesNext } from "./input.js"
-import { awaitListening } from "./listeningTier.js"
-import type { SessionRuntime } from "./session.js"
+import type { Match, SendRequest, WaitFor } from "../../Session.js"
+import { afterPoll, type Timers } from "../clock/wake.js"
+import { type InputKind, promptComesNext } from "../send/input.js"
+import type { SessionRuntime } from "../session/runtime.js"
+import { commandStart } from "../session/shellState.js"
+import { awaitListening } from "./listening.js"
 import type { Decisive, Watch } from "./settled.js"
-import { commandStart } from "./shellState.js"
-import { afterPoll, type Timers } from "./wake.js"
 
 /** A match as the result reports it (`null` for a group that took no part). */
 export const matchOf = (found: Matcher.Match): Match => ({

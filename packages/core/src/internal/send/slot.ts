@@ -5,10 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import { SendActive } from "../Errors.js"
-import type { SessionId } from "../Ids.js"
+import { SendActive } from "../../Errors.js"
+import type { SessionId } from "../../Ids.js"
+import { CancelSignal, SendDone } from "../clock/wake.js"
 import type { Interrupted } from "./interrupt.js"
-import { CancelSignal, SendDone } from "./wake.js"
 
 /** How far a foreground send got, and what its cancellation did. */
 export interface SendProgress {

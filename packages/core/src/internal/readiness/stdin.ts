@@ -4,11 +4,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import * as StdinEvidence from "../StdinEvidence.js"
-import type { SessionRuntime } from "./session.js"
+import * as StdinEvidence from "../../StdinEvidence.js"
+import { afterPoll, Cadence, onAfterPoll, type Timers } from "../clock/wake.js"
+import type { SessionRuntime } from "../session/runtime.js"
+import { commandStart } from "../session/shellState.js"
 import type { Decisive, Watch } from "./settled.js"
-import { commandStart } from "./shellState.js"
-import { afterPoll, Cadence, onAfterPoll, type Timers } from "./wake.js"
 
 /**
  * A program found waiting has written everything it will print before its wait, but those bytes may still

@@ -3,7 +3,7 @@
  * (`HumanRequest`, `HumanRequestResult`); re-exported by `Session`.
  */
 import * as Schema from "effect/Schema"
-import { Millis } from "./bounds.js"
+import { Millis } from "../bounds.js"
 
 /**
  * What a person did while they held the session's control lease (the live view), reported once, on the

@@ -5,8 +5,8 @@
  */
 import type { Capture } from "@agent-terminal/terminal"
 import type * as Deferred from "effect/Deferred"
-import { HumanInControl } from "../Errors.js"
-import type { HumanNote } from "../Session.js"
+import { HumanInControl } from "../../Errors.js"
+import type { HumanNote } from "../../Session.js"
 
 /** A person's hold of the lease. */
 export interface Holding {

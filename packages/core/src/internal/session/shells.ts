@@ -1,10 +1,10 @@
 import * as Effect from "effect/Effect"
-import { InvalidInput } from "../Errors.js"
-import type { ProcessInspector } from "../ProcessInspector.js"
-import type { OpenRequest, SessionType } from "../Session.js"
-import type { Resolved, ShellDialects } from "../ShellDialects.js"
-import type { TerminalConfig } from "../TerminalConfig.js"
-import type { SessionRuntime } from "./session.js"
+import { InvalidInput } from "../../Errors.js"
+import type { ProcessInspector } from "../../ProcessInspector.js"
+import type { OpenRequest, SessionType } from "../../Session.js"
+import type { Resolved, ShellDialects } from "../../ShellDialects.js"
+import type { TerminalConfig } from "../../TerminalConfig.js"
+import type { SessionRuntime } from "./runtime.js"
 
 /**
  * The dialect and program of a session's shell: the request's `shell`, else the configured one (a

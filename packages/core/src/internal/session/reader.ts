@@ -8,8 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import type { SessionRuntime } from "./session.js"
-import { nextTurn, onNextTurn } from "./wake.js"
+import { nextTurn, onNextTurn } from "../clock/wake.js"
+import type { SessionRuntime } from "./runtime.js"
 
 /** How much output is parsed before the reader lets the event loop read more (see `startReader`). */
 const SLICE_BYTES = 16 * 1024

@@ -3,12 +3,12 @@
  */
 import type { Emulator, OutputWatch } from "@agent-terminal/terminal"
 import type * as Effect from "effect/Effect"
-import type { Probe, ProcessInspector } from "../ProcessInspector.js"
-import type { Match, WaitFor, WaitReason } from "../Session.js"
-import type { TerminalConfig } from "../TerminalConfig.js"
-import type { InputKind } from "./input.js"
-import type { SessionRuntime } from "./session.js"
-import type { CancelSignal, Timers } from "./wake.js"
+import type { Probe, ProcessInspector } from "../../ProcessInspector.js"
+import type { Match, WaitFor, WaitReason } from "../../Session.js"
+import type { TerminalConfig } from "../../TerminalConfig.js"
+import type { CancelSignal, Timers } from "../clock/wake.js"
+import type { InputKind } from "../send/input.js"
+import type { SessionRuntime } from "../session/runtime.js"
 
 type Position = Emulator.Position
 

@@ -5,10 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { SignalRefused } from "../Errors.js"
-import type { SignalName } from "../Session.js"
-import type { SessionRuntime } from "./session.js"
-import type { Deps } from "./sessions.js"
+import { SignalRefused } from "../../Errors.js"
+import type { SignalName } from "../../Session.js"
+import type { Deps } from "./registry.js"
+import type { SessionRuntime } from "./runtime.js"
 
 /** The process group a signal for the session goes to now, or why it cannot go anywhere. */
 export const signalTarget = (

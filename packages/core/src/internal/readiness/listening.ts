@@ -5,9 +5,9 @@
  * started earlier) do not count. Looked at every 100 ms, and at once on new output.
  */
 import * as Effect from "effect/Effect"
-import { InvalidInput } from "../Errors.js"
-import type { ProcessInspector } from "../ProcessInspector.js"
-import type { Listener, Match, WaitFor } from "../Session.js"
+import { InvalidInput } from "../../Errors.js"
+import type { ProcessInspector } from "../../ProcessInspector.js"
+import type { Listener, Match, WaitFor } from "../../Session.js"
 
 /** How often the listening sockets are looked at while nothing is printed. */
 export const LISTENING_POLL_MS = 100

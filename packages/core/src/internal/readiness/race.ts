@@ -5,13 +5,13 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import { promptComesNext, rearmed, runningAtStart } from "./input.js"
-import { matchTier } from "./matchTier.js"
-import { promptFirst, type PromptProgress, promptTier } from "./promptTier.js"
+import type { CancelSignal } from "../clock/wake.js"
+import { promptComesNext, rearmed, runningAtStart } from "../send/input.js"
+import { promptAfter } from "../session/shellState.js"
+import { matchTier } from "./match.js"
+import { promptFirst, type PromptProgress, promptTier } from "./prompt.js"
 import type { Decisive, Settled, Tier, Watch } from "./settled.js"
-import { promptAfter } from "./shellState.js"
-import { stdinTier } from "./stdinTier.js"
-import type { CancelSignal } from "./wake.js"
+import { stdinTier } from "./stdin.js"
 
 /**
  * `inferred_idle`: no output for `idleSilenceMs` (plus `handoffGraceMs` while a prompt waits for the

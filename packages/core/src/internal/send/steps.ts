@@ -7,13 +7,13 @@
 import { Capture, Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { InvalidInput } from "../Errors.js"
-import { type SendRequest, type SendResult, type Step, type StepResult, stopsBatch } from "../Session.js"
+import { InvalidInput } from "../../Errors.js"
+import { type SendRequest, type SendResult, type Step, type StepResult, stopsBatch } from "../../Session.js"
+import type { Deps } from "../session/registry.js"
+import type { SessionRuntime } from "../session/runtime.js"
 import { runSend } from "./foreground.js"
 import * as Input from "./input.js"
 import { fullScreenNote, fullScreenStepNote } from "./results.js"
-import type { SessionRuntime } from "./session.js"
-import type { Deps } from "./sessions.js"
 import { exclusive } from "./slot.js"
 
 /** The fields a batch replaces: with `steps`, none of them may be given. */

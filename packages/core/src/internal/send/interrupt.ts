@@ -2,8 +2,8 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import type { ProcessInfo, ProcessInspector } from "../ProcessInspector.js"
-import type { SessionRuntime } from "./session.js"
+import type { ProcessInfo, ProcessInspector } from "../../ProcessInspector.js"
+import type { SessionRuntime } from "../session/runtime.js"
 
 /**
  * What stopping a send did to the terminal.

@@ -6,12 +6,12 @@
 import type { Emulator } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { ProcessInspector } from "../ProcessInspector.js"
-import { runningAtStart } from "./input.js"
-import type { SessionRuntime } from "./session.js"
+import type { ProcessInspector } from "../../ProcessInspector.js"
+import { onAfterPoll } from "../clock/wake.js"
+import { runningAtStart } from "../send/input.js"
+import type { SessionRuntime } from "../session/runtime.js"
+import { commandStart, continuationAfter, promptAfter } from "../session/shellState.js"
 import type { Decisive, Settled, Watch } from "./settled.js"
-import { commandStart, continuationAfter, promptAfter } from "./shellState.js"
-import { onAfterPoll } from "./wake.js"
 
 /** Whether the capture has been moved past the command line's echo (done once per send: see `Capture.rebase`). */
 export interface PromptProgress {

@@ -3,8 +3,8 @@
  */
 import { Matcher } from "@agent-terminal/terminal"
 import * as Schema from "effect/Schema"
-import { Listener } from "./activity.js"
-import { bounds, integerBetween } from "./bounds.js"
+import { bounds, integerBetween } from "../bounds.js"
+import { Listener } from "../send/activity.js"
 
 /**
  * What a send (or a look at a task) waits for besides readiness: exactly one of `text` (a literal text in the

@@ -4,11 +4,11 @@ import * as Exit from "effect/Exit"
 import * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { ExitStatus } from "../PtyBackend.js"
-import type { Cast } from "../Recording.js"
-import type { SessionStatus } from "../Session.js"
-import type { Watch, WatchEvent, WatchOptions } from "../Watch.js"
-import { defaultMaxBufferedBytes } from "../Watch.js"
+import type { ExitStatus } from "../../PtyBackend.js"
+import type { Cast } from "../../Recording.js"
+import type { SessionStatus } from "../../Session.js"
+import type { Watch, WatchEvent, WatchOptions } from "../../Watch.js"
+import { defaultMaxBufferedBytes } from "../../Watch.js"
 
 interface Watcher {
   readonly mailbox: Mailbox.Mailbox<WatchEvent>

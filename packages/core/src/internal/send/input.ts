@@ -5,9 +5,9 @@
 import type { Emulator } from "@agent-terminal/terminal"
 import { Keys, Paste } from "@agent-terminal/terminal"
 import * as Either from "effect/Either"
-import { InvalidInput } from "../Errors.js"
-import type { SendRequest, SessionType } from "../Session.js"
-import type { ShellState } from "./shellState.js"
+import { InvalidInput } from "../../Errors.js"
+import type { SendRequest, SessionType } from "../../Session.js"
+import type { ShellState } from "../session/shellState.js"
 
 /**
  * What a send's input is, for the tiers that judge it, classified once before the write:
