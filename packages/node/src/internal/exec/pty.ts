@@ -11,9 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
-import { Activity } from "./execDeadline.js"
-import type { Started, Transcript } from "./execProcess.js"
-import { inputPayload, readPending, waitAtMost } from "./execProcess.js"
+import { Activity } from "./deadline.js"
+import type { Started, Transcript } from "./process.js"
+import { inputPayload, readPending, waitAtMost } from "./process.js"
 
 /** How long without output before the inspector is asked whether the program waits for input. */
 const PROBE_AFTER_SILENCE_MS = 250

@@ -9,9 +9,9 @@ import type { Exec, ProcessInspector, Session } from "@agent-terminal/core"
 import { Matcher } from "@agent-terminal/terminal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type { OutputSearch } from "./execProcess.js"
-import type { Run } from "./execRun.js"
-import { viewOf } from "./execRun.js"
+import type { OutputSearch } from "./process.js"
+import type { Run } from "./run.js"
+import { viewOf } from "./run.js"
 
 const matchOf = (found: Matcher.Match): Session.Match => ({
   text: found.text,

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as childProcess from "node:child_process"
 import * as path from "node:path"
-import { executable } from "./executable.js"
+import { executable } from "../pty/executable.js"
 
 const PROBE_TIMEOUT_MS = 10_000
 

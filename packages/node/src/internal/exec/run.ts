@@ -5,8 +5,8 @@ import type { Exec, Ids, TaskRuntime } from "@agent-terminal/core"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { Started } from "./execProcess.js"
-import type { Bounded } from "./execText.js"
+import type { Started } from "./process.js"
+import type { Bounded } from "./text.js"
 
 /** How a run ended. */
 export interface Outcome {

@@ -4,8 +4,8 @@
 import { ProcessInspector } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { descendants, toProcessInfo } from "./processTree.js"
 import { parsePsTable } from "./psTable.js"
+import { descendants, toProcessInfo } from "./tree.js"
 
 const noProbe: ProcessInspector.Probe = { _tag: "Miss", reason: "no stdin probe on this platform" }
 

@@ -11,12 +11,12 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as Teardown from "../Teardown.js"
-import { Activity } from "./execDeadline.js"
-import type { Started } from "./execProcess.js"
-import { inputPayload, readPending, waitAtMost } from "./execProcess.js"
-import { TextTranscript } from "./execText.js"
-import { findProgram } from "./executable.js"
+import * as Teardown from "../../Teardown.js"
+import { findProgram } from "../pty/executable.js"
+import { Activity } from "./deadline.js"
+import type { Started } from "./process.js"
+import { inputPayload, readPending, waitAtMost } from "./process.js"
+import { TextTranscript } from "./text.js"
 
 /** After the program exited, how long a descendant still holding its pipes may delay the end. */
 const EXIT_DRAIN_MS = 200

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { TrackedTree } from "../Teardown.js"
+import type { TrackedTree } from "../../Teardown.js"
 import { killCgroupSync, readProcs, removeCgroupSync, unpopulated } from "./cgroup.js"
 import { identityHolds, readTable } from "./procTable.js"
 import type { TreeEnv } from "./sweep.js"

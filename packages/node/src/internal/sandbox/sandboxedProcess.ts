@@ -8,8 +8,8 @@
 import type { PtyBackend } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import type { ProcReader } from "./procTable.js"
-import { identityHolds, nodeProcReader, parseStat } from "./procTable.js"
+import type { ProcReader } from "../teardown/procTable.js"
+import { identityHolds, nodeProcReader, parseStat } from "../teardown/procTable.js"
 
 /** The sandbox's processes, each with its start time (its identity together with the pid). */
 export interface SandboxProcesses {

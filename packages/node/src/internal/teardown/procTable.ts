@@ -1,6 +1,6 @@
 import type { ProcessInspector } from "@agent-terminal/core"
 import * as fs from "node:fs"
-import { isProcError, makeProcFs } from "./procFs.js"
+import { isProcError, makeProcFs } from "../proc/procFs.js"
 
 type ProcessInfo = ProcessInspector.ProcessInfo
 

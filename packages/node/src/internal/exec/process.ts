@@ -6,8 +6,8 @@ import type { Errors, Exec, PtyBackend } from "@agent-terminal/core"
 import type { Matcher, Paging } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import type { Activity } from "./execDeadline.js"
-import type { Bounded } from "./execText.js"
+import type { Activity } from "./deadline.js"
+import type { Bounded } from "./text.js"
 
 /** The views of a run's output. */
 export interface Transcript {

@@ -5,13 +5,13 @@ import { ProcessInspector } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
+import { foregroundActivity } from "./activity.js"
 import { foregroundGroup, inspect, processTable } from "./foregroundProbe.js"
 import { listening } from "./listening.js"
-import { foregroundActivity } from "./processActivity.js"
-import { descendants, toProcessInfo } from "./processTree.js"
 import type { ProcFs } from "./procFs.js"
 import type { Arch } from "./syscalls.js"
 import { terminalModes } from "./termios.js"
+import { descendants, toProcessInfo } from "./tree.js"
 
 const guarded = <A>(fallback: (cause: unknown) => A, f: () => A): A => {
   try {

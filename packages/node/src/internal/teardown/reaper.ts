@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { TrackedTree } from "../Teardown.js"
+import type { TrackedTree } from "../../Teardown.js"
 import {
   killCgroupSync,
   ownCgroupDir,
