@@ -6,45 +6,12 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { CancelSignal } from "../clock/wake.js"
-import { promptComesNext, rearmed, runningAtStart } from "../send/input.js"
-import { promptAfter } from "../session/shellState.js"
+import { promptComesNext, rearmed } from "../send/input.js"
+import { idleTier } from "./idle.js"
 import { matchTier } from "./match.js"
 import { promptFirst, type PromptProgress, promptTier } from "./prompt.js"
 import type { Decisive, Settled, Tier, Watch } from "./settled.js"
 import { stdinTier } from "./stdin.js"
-
-/**
- * `inferred_idle`: no output for `idleSilenceMs` (plus `handoffGraceMs` while a prompt waits for the
- * foreground hand-back). A guess. While the shell reports a command running, silence only counts when
- * configured, asked for by the send, or when no exact tier can tell a waiting program from a busy one.
- */
-export const idleTier: Tier = (watch) =>
-  Effect.gen(function*() {
-    const { config, inspector, session, timers } = watch
-    const bound = watch.idleMs ?? config.idleSilenceMs
-    const afterRunning = runningAtStart(watch.kind)
-    while (true) {
-      const changed = session.activity.version
-      const markers = session.shell.since(watch.baseline)
-      const running = session.nonce !== undefined &&
-        (markers.length === 0 ? afterRunning : markers[markers.length - 1]!.kind === "C")
-      const allowed = !running || config.idleWhileRunning || watch.idleMs !== undefined || !inspector.exact
-      const pendingPrompt = promptAfter(markers) !== undefined
-      const wait = bound + (pendingPrompt ? config.handoffGraceMs : 0)
-      const silentFor = timers.now() - Math.max(session.activity.lastOutputAt, watch.writtenAt)
-      if (allowed && silentFor >= wait) {
-        return { _tag: "InferredIdle", end: session.emulator.cursor() } satisfies Decisive
-      }
-      // Output only moves the silence's start, which the timer's end checks again; a new marker can change
-      // whether silence counts and how long, so only a marker wakes this wait early.
-      const seq = session.shell.seq
-      yield* session.activity.relevantChangeOrSleep(
-        changed,
-        allowed ? wait - silentFor : config.pollIntervalMs * 4,
-        () => session.shell.seq !== seq
-      )
-    }
-  })
 
 /** `timeout`: `timeoutMs` after the write. Nothing is killed. */
 export const timeoutTier: Tier = (watch) =>
