@@ -27,9 +27,11 @@ import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
 import type { WatchOptions } from "../Watch.js"
 import { makeTimers } from "./clock/wake.js"
+import * as AuditTrail from "./oversight/audit.js"
 import * as OversightService from "./oversight/oversight.js"
 import { send } from "./send/send.js"
 import { tracedWhenSeen } from "./send/tracing.js"
+import * as Geometry from "./session/geometry.js"
 import { close, closeAll, open } from "./session/lifecycle.js"
 import { type Deps, lookup, makeSessions, policyOf } from "./session/registry.js"
 import { exitedError, infoOf, statusOf } from "./session/runtime.js"
@@ -157,7 +159,7 @@ export const makeWithOversight: Effect.Effect<
       (owner: OwnerId, id: SessionId, request: SendRequest) =>
         Effect.tap(
           sendAudited(owner, id, request),
-          (result) => OversightService.afterSend(deps, owner, id, request, result)
+          (result) => AuditTrail.agentSend(deps, owner, id, request, result)
         )
     ),
     read: read(deps),
@@ -178,7 +180,7 @@ export const makeWithOversight: Effect.Effect<
         lookup(deps, owner, id),
         (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)
       ),
-    resize: OversightService.resize(deps),
+    resize: Geometry.resize(deps),
     requestHuman: OversightService.requestHuman(deps)
   } satisfies Context.Tag.Service<typeof PtyService>
   return { pty, oversight: OversightService.make(deps) }

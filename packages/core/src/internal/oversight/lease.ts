@@ -17,6 +17,7 @@ import { isSecretInput } from "../../ProcessInspector.js"
 import { type HumanNote, humanNoteText } from "../../Session.js"
 import type { Deps } from "../session/registry.js"
 import { exitedError, type SessionRuntime } from "../session/runtime.js"
+import { record } from "./audit.js"
 import type { Holding } from "./control.js"
 
 /** Audit a person's input at the latest once this much of it is pending. */
@@ -32,16 +33,6 @@ export const stateOf = (deps: Deps, holding: Holding): ControlState => ({
   linesTyped: holding.linesTyped
 })
 
-/** Record an audit entry; a failure never stops the terminal work. */
-export const audit = (deps: Deps, runtime: SessionRuntime, actor: string, action: string, detail?: string) =>
-  deps.audit.record({
-    sessionId: runtime.id,
-    at: Date.now(),
-    actor,
-    action,
-    ...(detail !== undefined ? { detail } : {})
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("audit: an entry could not be recorded", cause)))
-
 /** The redacted form of input typed with echo off. */
 export const redacted = (bytes: number) => `[human typed ${bytes} bytes with echo off]`
 
@@ -50,7 +41,7 @@ const flush = (deps: Deps, runtime: SessionRuntime, holding: Holding) =>
     const pending = holding.pending
     holding.pending = undefined
     if (pending === undefined) return Effect.void
-    return audit(
+    return record(
       deps,
       runtime,
       holding.holder,
@@ -83,7 +74,7 @@ export const release = (deps: Deps, runtime: SessionRuntime, endedBy: HumanNote[
     // the lease is already gone: what follows (the audit, the waiting requests ended, the list told) runs
     // whole, or an interrupted hand-back would leave every request waiting for a lease that no longer exists
     return flush(deps, runtime, holding).pipe(
-      Effect.zipRight(audit(deps, runtime, holding.holder, endedBy, humanNoteText(note))),
+      Effect.zipRight(record(deps, runtime, holding.holder, endedBy, humanNoteText(note))),
       Effect.zipRight(Effect.forEach(requests, (request) => Deferred.succeed(request.done, note), { discard: true })),
       Effect.zipRight(changed(deps)),
       Effect.as(note),
@@ -140,7 +131,7 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string, name?:
     arm(deps, runtime, holding)
     runtime.watchers.recording?.marker(`take: ${holding.holder}`)
     // the lease is already held: its audit and the list's change run whole
-    return audit(deps, runtime, holding.holder, "take").pipe(
+    return record(deps, runtime, holding.holder, "take").pipe(
       Effect.zipRight(changed(deps)),
       Effect.as(stateOf(deps, holding)),
       Effect.uninterruptible

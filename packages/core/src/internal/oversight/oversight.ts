@@ -1,29 +1,20 @@
 /**
  * The `Oversight` service over the service's own sessions (every owner's), and the agent-side operations
- * that meet people: a request for a person (a task that ends at the next hand-back), a resize (refused
- * while a person holds the lease), and the audit and recording marker of every agent send.
+ * that meet people: a request for a person (a task that ends at the next hand-back).
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Audit from "../../Audit.js"
 import { SessionNotFound } from "../../Errors.js"
 import type { OwnerId, SessionId } from "../../Ids.js"
 import { NotInControl, type OverseenSession, type Oversight } from "../../Oversight.js"
-import {
-  type HumanNote,
-  humanNoteText,
-  type HumanRequest,
-  type HumanRequestResult,
-  ResizeRequest,
-  type SendRequest,
-  type SendResult
-} from "../../Session.js"
-import * as Validation from "../../Validation.js"
+import { type HumanNote, humanNoteText, type HumanRequest, type HumanRequestResult } from "../../Session.js"
+import * as Geometry from "../session/geometry.js"
 import { type Deps, lookup } from "../session/registry.js"
 import { exitedError, type SessionRuntime, statusOf } from "../session/runtime.js"
+import { record } from "./audit.js"
 import * as Lease from "./lease.js"
 
 /** Any owner's open session. */
@@ -92,34 +83,6 @@ const describe = (deps: Deps, runtime: SessionRuntime): Effect.Effect<OverseenSe
     }
   })
 
-const checkSize = Validation.decoder(ResizeRequest, { root: "size" })
-
-/** Resize the pty, the emulator and every watcher's terminal, in one step between two parses. */
-const applySize = (runtime: SessionRuntime, cols: number, rows: number) =>
-  Effect.zipRight(
-    runtime.process.resize(cols, rows),
-    Effect.sync(() => {
-      runtime.emulator.resize(cols, rows)
-      runtime.size = { cols, rows }
-      runtime.watchers.resized(cols, rows)
-      return { cols, rows }
-    })
-  )
-
-/** The agent's resize (`terminal_resize`): refused while a person holds the lease. */
-export const resize = (deps: Deps) =>
-  Effect.fn("PtyService.resize")(function*(owner: OwnerId, id: SessionId, request: { cols: number; rows: number }) {
-    const size = checkSize(request)
-    if (Either.isLeft(size)) return yield* size.left
-    const runtime = yield* lookup(deps, owner, id)
-    if (runtime.exit !== undefined) return yield* exitedError(runtime)
-    const refused = runtime.control.refusal(id)
-    if (refused !== undefined) return yield* refused
-    const result = yield* applySize(runtime, size.right.cols, size.right.rows)
-    yield* Lease.audit(deps, runtime, owner, "resize", `${result.cols}x${result.rows}`)
-    return result
-  })
-
 /**
  * The agent asks for a person: a task (`kind: "human"`) that ends with the next hand-back (its result is the
  * note), shown in the live view meanwhile. With `wait` the call blocks for it up to `timeoutMs`.
@@ -154,7 +117,7 @@ export const requestHuman = (deps: Deps) =>
         runtime.control.requests.set(taskId, { taskId, owner, reason: request.reason, at, done })
         return yield* restore(Effect.gen(function*() {
           runtime.watchers.recording?.marker(`request: ${request.reason}`)
-          yield* Lease.audit(deps, runtime, owner, "request", Audit.printable(request.reason))
+          yield* record(deps, runtime, owner, "request", Audit.printable(request.reason))
           deps.changes.unsafeOffer(undefined)
           if (request.wait !== true) return { taskId, status: "pending" } satisfies HumanRequestResult
           const view = yield* deps.tasks.output(owner, taskId, { wait: true, timeoutMs: request.timeoutMs }).pipe(
@@ -175,31 +138,6 @@ export const requestHuman = (deps: Deps) =>
     )
   })
 
-const sendLabel = (request: SendRequest): string =>
-  request.steps !== undefined
-    ? `steps: ${request.steps.map(sendLabel).join(" | ")}`
-    : request.text !== undefined
-    ? request.text
-    : request.paste !== undefined
-    ? `paste: ${request.paste}`
-    : `keys: ${(request.keys ?? []).join(" ")}`
-
-const settledLabel = (result: SendResult): string =>
-  result.waitReason === "prompt" && result.exitCode !== undefined
-    ? `prompt, exit ${result.exitCode}`
-    : result.waitReason
-
-/** After an agent's send: its audit entry, and a marker in the recording (its text and how it settled). */
-export const afterSend = (deps: Deps, owner: OwnerId, id: SessionId, request: SendRequest, result: SendResult) =>
-  Effect.suspend(() => {
-    const entry = deps.sessions.get(id)
-    if (entry === undefined || entry._tag === "Opening") return Effect.void
-    const runtime = entry.runtime
-    const label = Audit.printable(sendLabel(request))
-    runtime.watchers.recording?.marker(`send: ${label} → ${settledLabel(result)}`)
-    return Lease.audit(deps, runtime, owner, "send", `${label} → ${settledLabel(result)}`)
-  })
-
 /** The `Oversight` service over the service's sessions. */
 export const make = (deps: Deps): Oversight["Type"] => ({
   sessions: Effect.suspend(() =>
@@ -214,15 +152,7 @@ export const make = (deps: Deps): Oversight["Type"] => ({
   take: (id, person, name) => Effect.flatMap(find(deps, id), (runtime) => Lease.take(deps, runtime, person, name)),
   input: (id, person, data) => Effect.flatMap(find(deps, id), (runtime) => Lease.input(deps, runtime, person, data)),
   resize: (id, person, cols, rows) =>
-    Effect.gen(function*() {
-      const runtime = yield* find(deps, id)
-      const holding = Lease.held(runtime, person)
-      if (holding instanceof NotInControl) return yield* holding
-      if (runtime.exit !== undefined) return yield* exitedError(runtime)
-      const size = checkSize({ cols, rows })
-      if (Either.isLeft(size)) return yield* size.left
-      return yield* applySize(runtime, size.right.cols, size.right.rows)
-    }),
+    Effect.flatMap(find(deps, id), (runtime) => Geometry.personResize(runtime, person, cols, rows)),
   handBack: (id, person) =>
     Effect.gen(function*() {
       const runtime = yield* find(deps, id)
