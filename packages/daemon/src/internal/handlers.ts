@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import { DaemonRpcs, operations, type WatchItem } from "../Protocol.js"
 import { TerminalRegistry } from "../TerminalRegistry.js"
 import type { Bound, Owners } from "./owners.js"
-import { recorded } from "./owners.js"
+import { writeRegistryRecord } from "./registryRecord.js"
 
 /** What the handlers need from the server around them. */
 export interface Context {
@@ -51,7 +51,7 @@ export const layer = (context: Context) =>
     // every task's end goes into the registry (unrecorded, a later run would end it as daemon-stopped)
     const ends = yield* PubSub.subscribe(tasks.completions)
     yield* Queue.take(ends).pipe(
-      Effect.flatMap((event) => recorded(registry.taskEnded(event.taskId, Date.now(), event.status))),
+      Effect.flatMap((event) => writeRegistryRecord(registry.taskEnded(event.taskId, Date.now(), event.status))),
       Effect.forever,
       Effect.forkIn(daemonScope)
     )
@@ -87,7 +87,7 @@ export const layer = (context: Context) =>
         )
 
     const taskStarted = (bound: Bound, taskId: string | undefined, kind: string, label: string, sessionId?: string) =>
-      taskId === undefined ? Effect.void : recorded(registry.taskStarted({
+      taskId === undefined ? Effect.void : writeRegistryRecord(registry.taskStarted({
         taskId,
         owner: bound.owner,
         kind,
@@ -118,7 +118,7 @@ export const layer = (context: Context) =>
         Effect.uninterruptibleMask((restore) =>
           restore(run).pipe(
             Effect.tap((opened: Session.OpenResult) =>
-              recorded(registry.terminalOpened({
+              writeRegistryRecord(registry.terminalOpened({
                 sessionId: opened.sessionId,
                 owner: bound.owner,
                 name: opened.name,
@@ -135,7 +135,7 @@ export const layer = (context: Context) =>
           const before = (yield* pty.list(bound.owner)).find((session) => session.sessionId === sessionId)
           const result = yield* run
           const status = before?.status
-          yield* recorded(registry.terminalEnded(sessionId, {
+          yield* writeRegistryRecord(registry.terminalEnded(sessionId, {
             at: Date.now(),
             reason: "closed",
             ...(status?._tag === "exited"
