@@ -1,7 +1,8 @@
 /**
  * The service, wired: its dependencies gathered once (`Deps`), each operation a function over them. The
- * parts: `sessions.ts` (the registry), `lifecycle.ts` (open, close), `send.ts` and `background.ts` (sends),
- * `slot.ts` (one send at a time), `readiness.ts` (the race), `results.ts`, `tracing.ts`, `wake.ts`.
+ * parts, by folder: `session/` (the registry, open and close, the reader, geometry), `send/` (a send from its
+ * input to its result, one at a time per session), `readiness/` (the race and its tiers), `oversight/` (the
+ * control lease, the audit entries), `clock/` (time and wake-ups).
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

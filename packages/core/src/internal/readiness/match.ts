@@ -2,7 +2,7 @@
  * The `matched` tier: the output since the send began shows what `waitFor` asked for — a text, a regular
  * expression (the watch over the emulator's rows: `OutputWatch`, fed once per row that scrolls off, the
  * screen's rows looked at again on each change), or a screen that stopped changing: woken by output, never
- * polling. Or a process of the session listens on a socket (`listeningTier.ts`: `/proc`, looked at every
+ * polling. Or a process of the session listens on a socket (`listening.ts`: `/proc`, looked at every
  * 100 ms and on output).
  */
 import { type Emulator, Matcher, type OutputWatch } from "@agent-terminal/terminal"
