@@ -31,7 +31,7 @@ export const signalTarget = (
         new SignalRefused({
           sessionId: runtime.id,
           signal: name,
-          reason: "SIGKILL would kill the session's shell itself; close the session instead (terminal_close)"
+          reason: "SIGKILL would kill the session's shell itself; close the session instead"
         })
       )
     }
