@@ -185,7 +185,7 @@ export const probe = (env: TreeEnv): Effect.Effect<Option.Option<CgroupRoot>> =>
       if (!fs.existsSync(path.join(parent, "cgroup.kill"))) {
         return yield* new CgroupSetupFailed({ reason: "no cgroup.kill (Linux < 5.14)" })
       }
-      // a fresh name (not a time): a probe left in a parent whose pid was ours before is never reused
+      // a fresh name for each probe (randomness, not the time: nothing is measured here)
       const probeDir = path.join(parent, `probe-${randomUUID().slice(0, 8)}`)
       yield* attempt(`mkdir ${probeDir}`, () => fs.mkdirSync(probeDir))
       const code = yield* runProbe(probeDir).pipe(Effect.ensuring(removeWhenEmpty(probeDir, 1_000)))
