@@ -68,6 +68,8 @@ export const make: Effect.Effect<
   const policies = yield* Sandbox.OwnerPolicies
   const containment = yield* Effect.context<Teardown.Cgroups | Teardown.HostExit>()
   const serviceScope = yield* Effect.scope
+  // the runs' times (start, end, deadlines, elapsed ms) on the clock the service is built with
+  const clock = yield* Effect.clock
   const runs = new Registry.Registry<string, Run>((run) => run.owner, REMOVED_MEMORY)
   let counter = 0
 
@@ -129,7 +131,7 @@ export const make: Effect.Effect<
           : undefined,
         signal: Option.isSome(exit) && exit.value.signal !== null ? exit.value.signal : undefined,
         survivors: report.survivors,
-        endedAt: Date.now()
+        endedAt: clock.unsafeCurrentTimeMillis()
       }
       if (report.survivors.length > 0) {
         yield* Effect.logWarning("exec teardown left survivors").pipe(
@@ -148,7 +150,7 @@ export const make: Effect.Effect<
       Effect.zipRight(
         Effect.raceFirst(
           run.started.ended.pipe(Effect.map((status) => ({ reason: "exited" as const, status: Option.some(status) }))),
-          expiry(limits, run.startedAt, run.started.activity, Date.now).pipe(
+          expiry(limits, run.startedAt, run.started.activity, () => clock.unsafeCurrentTimeMillis()).pipe(
             Effect.map((reason) => ({ reason, status: Option.none() }))
           )
         ).pipe(
@@ -230,7 +232,8 @@ export const make: Effect.Effect<
           mode: request.spawn._tag,
           label: labelOf(request.spawn),
           started,
-          startedAt: Date.now(),
+          clock,
+          startedAt: clock.unsafeCurrentTimeMillis(),
           scope,
           done: yield* Deferred.make<void>(),
           outcome: undefined,
