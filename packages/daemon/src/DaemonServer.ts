@@ -116,7 +116,8 @@ export const layer = (
       yield* Effect.logInfo(`daemon: the stale socket of a dead daemon at ${socket} was replaced`)
     }
     const registry = yield* TerminalRegistry
-    const started = Date.now()
+    const clock = yield* Effect.clock
+    const started = clock.unsafeCurrentTimeMillis()
     const { died, runId } = yield* registry.startRun(process.pid, started)
     for (const run of died) {
       yield* Effect.logInfo(
@@ -125,11 +126,11 @@ export const layer = (
       )
     }
     yield* Effect.addFinalizer(() =>
-      registry.stopRun(runId, Date.now()).pipe(
+      registry.stopRun(runId, clock.unsafeCurrentTimeMillis()).pipe(
         Effect.catchAll((error) => Effect.logWarning("daemon: the stop could not be recorded", error))
       )
     )
-    yield* Effect.suspend(() => registry.heartbeat(runId, Date.now())).pipe(
+    yield* Effect.suspend(() => registry.heartbeat(runId, clock.unsafeCurrentTimeMillis())).pipe(
       Effect.ignore,
       Effect.repeat(Schedule.spaced(options.heartbeatMs ?? 5_000)),
       Effect.forkScoped
