@@ -29,6 +29,7 @@ import type { ClientOptions } from "./DaemonOptions.js"
 import * as HttpOptions from "./HttpOptions.js"
 import type { McpOptions, SandboxOptions, SettingsOptions } from "./McpOptions.js"
 import { serverInfo } from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 import * as Switches from "./Switches.js"
 
 export {
@@ -59,6 +60,9 @@ const hostCheck = Effect.promise(() => import("./Doctor.js"))
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
 
 const flags: Record<string, string> = {
+  nats: "--nats / AGENT_TERMINAL_NATS",
+  machine: "--machine / AGENT_TERMINAL_MACHINE",
+  label: "--label",
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
   idleSilenceMs: "--idle-silence-ms / AGENT_TERMINAL_IDLE_SILENCE_MS",
   openTimeoutMs: "--open-timeout-ms / AGENT_TERMINAL_OPEN_TIMEOUT_MS",
@@ -294,11 +298,30 @@ export const serveStdio = (config: TerminalConfig.TerminalConfigInput) =>
   )
 
 /** `agent-terminal mcp [--http <port>] [--daemon [auto]] [settings…]`. */
-export const run = (options: McpOptions & ClientOptions) =>
+export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.ConnectionOptions>) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
       const deployment = Switches.deploymentFrom(options)
       if (Either.isLeft(deployment)) return refuse(deployment.left.field, deployment.left.message)
+      const servers = options.nats === undefined
+        ? undefined
+        : NatsOptions.serversOf(options as NatsOptions.ConnectionOptions)
+      if (servers !== undefined) {
+        if (options.daemon || Option.isSome(options.http)) {
+          return refuse("nats", "--nats with --daemon or --http: the terminals live on the fleet's machines; give one")
+        }
+        const fleet = Layer.unwrapEffect(Effect.map(
+          Effect.promise(() => import("./FleetClient.js")),
+          (FleetClient) =>
+            FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp")
+        ))
+        return serveStdioWith(settings, fleet, deployment.right).pipe(
+          Effect.catchTags({
+            NatsUnavailable: (error) => daemonRefused(error.message),
+            NotPermitted: (error) => daemonRefused(error.message)
+          })
+        )
+      }
       if (options.daemon) {
         if (Option.isSome(options.http)) {
           return refuse(
