@@ -1,0 +1,226 @@
+/**
+ * Issue 29's acceptance with real processes: 3 nats-servers clustered (routes, JetStream), 3 machines that
+ * are real `agent-terminal serve --nats` processes, clients through `FleetTerminal` and `mcp --nats`.
+ */
+import { PtyService } from "@agent-terminal/core"
+import { FleetTerminal } from "@agent-terminal/fleet"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { built, connectMcp, makeHome, waitUntil } from "../daemon/support.js"
+import { transcript } from "../support/transcript.js"
+import {
+  alive,
+  anyOwner,
+  descendsFrom,
+  errorOf,
+  fleetClient,
+  type Machine,
+  startMachine,
+  startNats
+} from "./support.js"
+
+type Client = ReturnType<typeof fleetClient>
+
+describe.runIf(built)("machines joined through NATS (real nats-servers, real serve --nats)", () => {
+  let nats: Awaited<ReturnType<typeof startNats>>
+  const machines: Array<Machine> = []
+  const clients: Array<Client> = []
+  const machine = (name: string) => machines.find((m) => m.name === name)!
+
+  const client = (user: "c1" | "c2", owner?: string) => {
+    const made = fleetClient(nats.fleet, user, owner)
+    clients.push(made)
+    return made
+  }
+  /** The client's services, once it has heard from every machine up now. */
+  const pty = async (c: Client) => {
+    const up = machines.filter((m) => m.daemon.child.exitCode === null && m.daemon.child.signalCode === null).length
+    await waitUntil(async () => (await machinesOf(c)).length >= up, 10_000)
+    return c.runPromise(PtyService.PtyService)
+  }
+  const machinesOf = (c: Client) =>
+    c.runPromise(Effect.flatMap(FleetTerminal.Fleet, (fleet) => fleet.directory.machines))
+
+  beforeAll(async () => {
+    nats = await startNats()
+    for (const name of ["m1", "m2", "m3"] as const) machines.push(await startMachine(nats.fleet, name))
+  }, 120_000)
+
+  afterAll(async () => {
+    for (const c of clients) await c.dispose()
+    for (const m of machines) {
+      await m.daemon.stop()
+      m.home.dispose()
+    }
+    await nats?.close()
+  }, 60_000)
+
+  it("places new terminals where there is most room, and ids name their machine and run", async () => {
+    const c = client("c1")
+    const service = await pty(c)
+    await waitUntil(async () => (await machinesOf(c)).length === 3, 10_000)
+    const places = new Set<string>()
+    for (let i = 0; i < 3; i++) {
+      const opened = await c.runPromise(service.open(anyOwner, { name: `spread-${i}` }))
+      const [name, run] = opened.sessionId.split("~")
+      const announced = (await machinesOf(c)).find((m) => m.machine === name)
+      expect(announced?.run).toBe(run)
+      places.add(name!)
+      // the next open sees this one in the machine's announced room
+      await waitUntil(async () => ((await machinesOf(c)).find((m) => m.machine === name)?.terminals ?? 0) > 0)
+    }
+    expect([...places].sort()).toEqual(["m1", "m2", "m3"])
+    const listed = await c.runPromise(service.list(anyOwner))
+    expect(listed.map((s) => s.sessionId.split("~")[0]).sort()).toEqual(["m1", "m2", "m3"])
+  }, 60_000)
+
+  it(
+    "runs a terminal opened with machine m2 on m2 (its pid in m2's process tree), reached by id from a second client",
+    async () => {
+      const first = client("c1", "alice")
+      const service = await pty(first)
+      const opened = await first.runPromise(
+        service.open(anyOwner, { name: "on-m2" }).pipe(FleetTerminal.placedOn({ machine: "m2" }))
+      )
+      expect(opened.sessionId.startsWith("m2~")).toBe(true)
+      expect(descendsFrom(opened.pid, machine("m2").daemon.pid)).toBe(true)
+      expect(descendsFrom(opened.pid, machine("m1").daemon.pid)).toBe(false)
+
+      // a second client of the same NATS user and owner reaches it by id
+      const second = client("c1", "alice")
+      const other = await pty(second)
+      const sent = await second.runPromise(
+        other.send(anyOwner, opened.sessionId as never, { text: "echo from-second" })
+      )
+      expect(sent.output).toContain("from-second")
+
+      // another NATS user naming the same owner is another owner: the terminal is not theirs
+      const stranger = client("c2", "alice")
+      const strangerPty = await pty(stranger)
+      const refused = await stranger.runPromiseExit(
+        strangerPty.send(anyOwner, opened.sessionId as never, { text: "echo nope" })
+      )
+      expect(errorOf(refused)?._tag).toBe("ForeignSession")
+    },
+    60_000
+  )
+
+  it("gives the 25-call transcript's results through mcp --nats as in-process", async () => {
+    const home = makeHome()
+    try {
+      const local = await connectMcp(home.env, [])
+      const inProcess = await transcript(local)
+      await local.client.close()
+      const remote = await connectMcp(home.env, [
+        "--nats",
+        nats.fleet.urls.join(","),
+        "--nats-user",
+        "c3",
+        "--nats-nkey",
+        nats.fleet.keys.c3.seedFile
+      ])
+      const throughNats = await transcript(remote)
+      await remote.client.close()
+      expect(inProcess.length).toBe(25)
+      expect(throughNats).toEqual(inProcess)
+    } finally {
+      home.dispose()
+    }
+  }, 120_000)
+
+  it(
+    "fails calls and an in-flight watch of a killed machine with MachineUnavailable; the others answer; a restart answers SessionLost",
+    async () => {
+      const c = client("c1")
+      const service = await pty(c)
+      const onM2 = await c.runPromise(
+        service.open(anyOwner, { name: "doomed" }).pipe(FleetTerminal.placedOn({ machine: "m2" }))
+      )
+      const onM1 = await c.runPromise(
+        service.open(anyOwner, { name: "m1-lives" }).pipe(FleetTerminal.placedOn({ machine: "m1" }))
+      )
+      const onM3 = await c.runPromise(
+        service.open(anyOwner, { name: "m3-lives" }).pipe(FleetTerminal.placedOn({ machine: "m3" }))
+      )
+      const scope = await c.runPromise(Scope.make())
+      const watch = await c.runPromise(service.watch!(anyOwner, onM2.sessionId as never).pipe(Scope.extend(scope)))
+      const watching = c.runFork(Stream.runDrain(watch.events))
+
+      machine("m2").daemon.child.kill("SIGKILL")
+      await machine("m2").daemon.exited
+
+      const call = await c.runPromiseExit(service.send(anyOwner, onM2.sessionId as never, { text: "echo gone" }))
+      expect(errorOf(call)?._tag).toBe("MachineUnavailable")
+      const watched = await c.runPromise(Fiber.await(watching))
+      expect(errorOf(watched)?._tag).toBe("MachineUnavailable")
+      // m1 and m3 see no error
+      for (const alive of [onM1, onM3]) {
+        const sent = await c.runPromise(service.send(anyOwner, alive.sessionId as never, { text: "echo still-here" }))
+        expect(sent.output).toContain("still-here")
+      }
+      // the reaper leaves none of m2's processes
+      expect(await waitUntil(() => !alive(onM2.pid), 15_000)).toBe(true)
+
+      // m2 restarted: its old run's ids are lost, known from the id alone
+      const m2 = machine("m2")
+      m2.daemon = await m2.start()
+      await waitUntil(async () => {
+        const now = (await machinesOf(c)).find((m) => m.machine === "m2")
+        return now !== undefined && !onM2.sessionId.startsWith(`m2~${now.run}~`)
+      }, 15_000)
+      const lost = await c.runPromiseExit(service.send(anyOwner, onM2.sessionId as never, { text: "echo old" }))
+      expect(errorOf(lost)?._tag).toBe("SessionLost")
+      // and the new run takes terminals
+      const fresh = await c.runPromise(
+        service.open(anyOwner, { name: "fresh" }).pipe(FleetTerminal.placedOn({ machine: "m2" }))
+      )
+      expect(fresh.sessionId.startsWith("m2~")).toBe(true)
+      await c.runPromise(Scope.close(scope, Exit.void))
+    },
+    90_000
+  )
+
+  it("reaches every machine again after a nats-server is killed, and a new watch works", async () => {
+    const c = client("c1")
+    const service = await pty(c)
+    const opened = await Promise.all(
+      ["m1", "m2", "m3"].map((name) =>
+        c.runPromise(service.open(anyOwner, { name: `before-${name}` }).pipe(FleetTerminal.placedOn({ machine: name })))
+      )
+    )
+    await Effect.runPromise(nats.fleet.servers[0]!.kill("SIGKILL"))
+    for (const session of opened) {
+      // a call in flight when the connection dropped fails (ConnectionLost); nothing is retried for it: the
+      // test retries, as the caller would, until the machine answers again
+      let answered = false
+      const errors: Array<string> = []
+      for (let attempt = 0; attempt < 50 && !answered; attempt++) {
+        const exit = await c.runPromiseExit(service.send(anyOwner, session.sessionId as never, { text: "echo back" }))
+        if (exit._tag === "Success") answered = true
+        else {
+          errors.push(`${errorOf(exit)?._tag}: ${(errorOf(exit) as Error | undefined)?.message}`)
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      }
+      expect({ answered, errors: errors.slice(-3) }).toEqual({ answered: true, errors: errors.slice(-3) })
+    }
+    const watch = await c.runPromise(Effect.scoped(service.watch!(anyOwner, opened[0]!.sessionId as never)))
+    expect(watch.snapshot._tag).toBe("Snapshot")
+    await Effect.runPromise(nats.fleet.servers[0]!.start)
+  }, 90_000)
+
+  it("places on a 4th machine as soon as it joins", async () => {
+    const c = client("c1")
+    machines.push(await startMachine(nats.fleet, "m4"))
+    expect(await waitUntil(async () => (await machinesOf(c)).some((m) => m.machine === "m4"), 10_000)).toBe(true)
+    const service = await pty(c)
+    // the others hold terminals of the earlier tests: the empty newcomer has the most room
+    const opened = await c.runPromise(service.open(anyOwner, { name: "newcomer" }))
+    expect(opened.sessionId.startsWith("m4~")).toBe(true)
+    expect(descendsFrom(opened.pid, machine("m4").daemon.pid)).toBe(true)
+  }, 60_000)
+})
