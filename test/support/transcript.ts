@@ -16,6 +16,8 @@ export const normalize = (text: string) =>
     /\b(pid:? |process group )\d+/g,
     "$1N"
   )
+    // a task's age in the process list (whole seconds: 0s or 1s by the machine's load)
+    .replace(/\b\d+s\b/g, "Ns")
     .replace(/\d+ ms\b/g, "N ms").replace(/"elapsedMs":\d+/g, "\"elapsedMs\":N")
 
 /** One scripted agent session; every model-facing text, in order. */

@@ -94,7 +94,8 @@ export const make = (
     const completions = yield* PubSub.unbounded<TaskRuntime.TaskEvent>()
     const clients = yield* machineClients.make({
       ...options,
-      onCompletion: (event) => PubSub.publish(completions, event)
+      onCompletion: (event) => PubSub.publish(completions, event),
+      runOf: (machine) => Effect.map(directory.machines, (machines) => machines.find((m) => m.machine === machine)?.run)
     })
     const { call } = clients
     /** Which machine each task id seen came from (a task id does not name its machine). */

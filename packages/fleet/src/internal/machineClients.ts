@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import { MachineUnavailable } from "../FleetErrors.js"
 import { Nats } from "../Nats.js"
 import * as NatsRpcClient from "../NatsRpcClient.js"
+import { machineStopping, sessionForgotten } from "./clientSession.js"
 
 const connect = (machine: string, options: Options) =>
   NatsRpcClient.make(Protocol.DaemonRpcs, {
@@ -29,6 +30,8 @@ interface Session {
   readonly client: Client
   readonly scope: Scope.CloseableScope
   readonly hello: Protocol.HelloResult
+  /** The machine's run when the session began: a later run knows nothing of it. */
+  readonly run: string | undefined
   broken: boolean
 }
 
@@ -40,12 +43,23 @@ export interface Options {
   readonly handshakeTimeoutMs?: number | undefined
   /** Each task ending that a machine reports for this owner. */
   readonly onCompletion: (event: TaskRuntime.TaskEvent) => Effect.Effect<void>
+  /** The machine's run now, as announced (`undefined` when not heard from). */
+  readonly runOf: (machine: string) => Effect.Effect<string | undefined>
 }
 
 const isTransport = (error: unknown): boolean => {
   const tag = (error as { readonly _tag?: unknown } | undefined)?._tag
   return tag === "MachineUnavailable" || tag === "ConnectionLost" || tag === "MachineRefused" ||
     tag === "RpcClientError" || tag === "HandshakeRequired"
+}
+
+/** Whether a transport failure ends the session: all but a dropped connection of a session the machine keeps. */
+const breaks = (error: unknown): boolean => {
+  const { _tag, reason } = error as { readonly _tag?: unknown; readonly reason?: unknown }
+  // NATS between the two (a server lost, the machine reconnecting): the session and its owner go on
+  if (_tag === "ConnectionLost") return typeof reason === "string" && reason.startsWith(sessionForgotten)
+  if (_tag === "MachineUnavailable") return reason === machineStopping
+  return true
 }
 
 /** A call's own errors, without the transport's (which die). */
@@ -64,7 +78,7 @@ export const make = (options: Options) =>
     const sessions = new Map<string, Session>()
     const opening = new Map<string, Effect.Semaphore>()
 
-    const open = (machine: string) =>
+    const open = (machine: string, run: string | undefined) =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
         const made = Effect.gen(function*() {
@@ -79,7 +93,7 @@ export const make = (options: Options) =>
             Effect.ignore,
             Effect.forkScoped
           )
-          return { client, hello, scope, broken: false } satisfies Session
+          return { client, hello, scope, run, broken: false } satisfies Session
         }).pipe(
           Scope.extend(scope),
           Effect.provideService(Nats, nats),
@@ -93,10 +107,13 @@ export const make = (options: Options) =>
         return session
       })
 
+    const usable = (open: Session | undefined, run: string | undefined): boolean =>
+      open !== undefined && !open.broken && (run === undefined || open.run === undefined || open.run === run)
+
     const session = (machine: string): Effect.Effect<Session> =>
-      Effect.suspend(() => {
+      Effect.flatMap(options.runOf(machine), (run) => {
         const current = sessions.get(machine)
-        if (current !== undefined && !current.broken) return Effect.succeed(current)
+        if (current !== undefined && usable(current, run)) return Effect.succeed(current)
         let semaphore = opening.get(machine)
         if (semaphore === undefined) {
           semaphore = Effect.unsafeMakeSemaphore(1)
@@ -104,20 +121,23 @@ export const make = (options: Options) =>
         }
         return semaphore.withPermits(1)(Effect.suspend(() => {
           const again = sessions.get(machine)
-          if (again !== undefined && !again.broken) return Effect.succeed(again)
+          if (again !== undefined && usable(again, run)) return Effect.succeed(again)
           sessions.delete(machine)
           return (again === undefined ? Effect.void : Scope.close(again.scope, Exit.void)).pipe(
-            Effect.zipRight(open(machine))
+            Effect.zipRight(open(machine, run))
           )
         }))
       })
 
-    /** One call on `machine`: the transport's failures break the session and die, typed. */
+    /**
+     * One call on `machine`: the transport's failures die, typed. A dropped NATS connection keeps the session
+     * (it resumes once the connection is back, with its owner); anything else breaks it (made again next call).
+     */
     const call = <A, E>(machine: string, use: (client: Client) => Effect.Effect<A, E>): Effect.Effect<A, Own<E>> =>
       Effect.flatMap(session(machine), (current) =>
         use(current.client).pipe(
           Effect.catchIf(isTransport, (error) => {
-            current.broken = true
+            if (breaks(error)) current.broken = true
             return Effect.die(error)
           })
         ) as Effect.Effect<A, Own<E>>)
