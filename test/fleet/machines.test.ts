@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { built, connectMcp, makeHome, waitUntil } from "../daemon/support.js"
+import { textOf } from "../support/mcp.js"
 import { transcript } from "../support/transcript.js"
 import {
   alive,
@@ -158,6 +159,35 @@ describe.runIf(built)("machines joined through NATS (real nats-servers, real ser
       home.dispose()
     }
   }, 120_000)
+
+  it("lets a model choose the machine through mcp --nats, and lists each terminal's machine", async () => {
+    const home = makeHome()
+    try {
+      const mcp = await connectMcp(home.env, [
+        "--nats",
+        nats.fleet.urls.join(","),
+        "--nats-user",
+        "c3",
+        "--nats-nkey",
+        nats.fleet.keys.c3.seedFile
+      ])
+      const open = (await mcp.client.listTools()).tools.find((tool) => tool.name === "terminal_open")!
+      expect(Object.keys(open.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["machine", "labels"]))
+      const onM2 = await mcp.call("terminal_open", { name: "chosen", machine: "m2" })
+      expect(onM2.isError).toBe(false)
+      expect(String(onM2.sessionId).startsWith("m2~")).toBe(true)
+      const listed = await mcp.client.callTool({ name: "terminal_list", arguments: {} })
+      expect(textOf(listed)).toContain(`${onM2.sessionId} machine m2 chosen`)
+      const nowhere = await mcp.call("terminal_open", { machine: "m9" })
+      expect(nowhere.isError).toBe(true)
+      expect(textOf(await mcp.client.callTool({ name: "terminal_open", arguments: { labels: ["gpu"] } }))).toContain(
+        "no machine has them"
+      )
+      await mcp.client.close()
+    } finally {
+      home.dispose()
+    }
+  }, 60_000)
 
   it(
     "fails calls and an in-flight watch of a killed machine with MachineUnavailable; the others answer; a restart answers SessionLost",

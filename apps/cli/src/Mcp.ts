@@ -315,7 +315,7 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
           (FleetClient) =>
             FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp")
         ))
-        return serveStdioWith(settings, fleet, deployment.right).pipe(
+        return serveStdioWith(settings, fleet, { ...deployment.right, machines: true }).pipe(
           Effect.catchTags({
             NatsUnavailable: (error) => daemonRefused(error.message),
             NotPermitted: (error) => daemonRefused(error.message)

@@ -12,7 +12,15 @@
  *
  * @since 0.3.0
  */
-import { Errors, Exec, type Ids, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import {
+  Errors,
+  Exec,
+  type Ids,
+  Placement as CorePlacement,
+  PtyService,
+  TaskRuntime,
+  type Watch
+} from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -45,15 +53,14 @@ export interface Options {
   readonly discoveryWaitMs?: number | undefined
 }
 
-const placement = FiberRef.unsafeMake<Placement.Request>({})
-
 /**
  * Run `effect` with its `open`s placed as `request` asks (a machine by name, or labels).
  *
  * @since 0.3.0
  */
-export const placedOn = (request: Placement.Request) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locally(effect, placement, request)
+export const placedOn: (
+  request: Placement.Request
+) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = CorePlacement.placedOn
 
 /**
  * What the fleet client knows besides the three services.
@@ -163,11 +170,19 @@ export const make = (
         )
       })
 
-    const placed = Effect.flatMap(FiberRef.get(placement), (request) => Effect.orDie(directory.place(request)))
+    // A machine that is not there, or none with the labels: the caller's input, typed (the model can fix it).
+    const placed = Effect.flatMap(FiberRef.get(CorePlacement.current), (request) =>
+      Effect.mapError(directory.place(request), (error) =>
+        new Errors.InvalidInput({
+          field: request.machine !== undefined ? "machine" : "labels",
+          reason: error.message
+        })))
 
     const pty = PtyService.PtyService.of({
       open: (_owner, request) =>
-        Effect.flatMap(placed, (machine) => call(machine.machine, (client) => client.Open({ request }))),
+        Effect.flatMap(placed, (machine) =>
+          call(machine.machine, (client) =>
+            client.Open({ request }))),
       send: (_owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
@@ -189,11 +204,13 @@ export const make = (
       configureSandbox: (_owner, policy) =>
         Effect.flatMap(everyMachine, (machines) =>
           Effect.forEach(machines, (machine) =>
-            call(machine, (client) => client.ConfigureSandbox({ policy })), {
+            call(machine, (client) =>
+              client.ConfigureSandbox({ policy })), {
             discard: true
           })),
       sandboxOf: () =>
-        Effect.flatMap(placed, (machine) => call(machine.machine, (client) => client.SandboxOf({}))),
+        Effect.flatMap(Effect.orDie(placed), (machine) =>
+          call(machine.machine, (client) => client.SandboxOf({}))),
       watch: (_owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
           const machine = yield* home(sessionId)
@@ -252,7 +269,7 @@ export const make = (
     const exec = Exec.Exec.of({
       shell: "bash",
       exec: (_owner, request) =>
-        Effect.flatMap(placed, ({ machine }) =>
+        Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
           call(machine, (client) =>
             client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
       poll: (_owner, taskId, pollOptions) =>

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Exec, Ids, PtyService, type Session, TaskRuntime } from "@agent-terminal/core"
+import { Exec, Ids, Placement, PtyService, type Session, TaskRuntime } from "@agent-terminal/core"
 import type { Tool } from "@effect/ai"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -34,7 +34,13 @@ export const layer: Layer.Layer<
   const sendTo = (owner: Ids.OwnerId, sessionId: Ids.SessionId, request: Session.SendRequest) =>
     Effect.zipRight(Progress.waitsOn(sessionId), service.send(owner, sessionId, request))
   return {
-    terminal_open: (params) => Effect.flatMap(CurrentOwner, (owner) => service.open(owner, params)),
+    terminal_open: (params) =>
+      Effect.flatMap(CurrentOwner, (owner) => {
+        // in a fleet (Deployment.machines) the call may say where the terminal goes
+        const { labels, machine, ...request } = params as typeof params & Placement.Request
+        const open = service.open(owner, request)
+        return machine === undefined && labels === undefined ? open : Placement.placedOn({ machine, labels })(open)
+      }),
     terminal_send: ({ run_in_background, sessionId, ...fields }) =>
       Effect.flatMap(CurrentOwner, (owner) => {
         const request = run_in_background === true ? { ...fields, background: true } : fields
