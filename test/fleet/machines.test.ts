@@ -11,7 +11,8 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { built, connectMcp, makeHome, waitUntil } from "../daemon/support.js"
+import { spawnSync } from "node:child_process"
+import { built, cliBin, connectMcp, makeHome, waitUntil } from "../daemon/support.js"
 import { textOf } from "../support/mcp.js"
 import { transcript } from "../support/transcript.js"
 import {
@@ -135,6 +136,35 @@ describe.runIf(built)("machines joined through NATS (real nats-servers, real ser
     expect(
       await waitUntil(async () => Option.getOrUndefined(await entry())?.status === "closed", 10_000)
     ).toBe(true)
+  }, 60_000)
+
+  it("doctor --nats checks the connection, the credentials and the permissions, naming the machines", async () => {
+    const doctor = (args: ReadonlyArray<string>) => {
+      const run = spawnSync(process.execPath, [
+        cliBin,
+        "doctor",
+        "--json",
+        "--nats",
+        nats.fleet.urls.join(","),
+        ...args
+      ], {
+        encoding: "utf8",
+        timeout: 30_000
+      })
+      const report = JSON.parse(run.stdout) as {
+        ok: boolean
+        checks: Array<{ name: string; ok: boolean; detail: string }>
+      }
+      return { status: run.status, checks: Object.fromEntries(report.checks.map((c) => [c.name, c])) }
+    }
+    const good = doctor(["--nats-user", "c1", "--nats-nkey", nats.fleet.keys.c1.seedFile])
+    expect(good.checks.nats_connection?.ok).toBe(true)
+    expect(good.checks.nats_permissions?.ok).toBe(true)
+    expect(good.checks.nats_permissions?.detail).toMatch(/m1 .*m2 .*m3 /)
+    // no credentials: the servers refuse the connection, and doctor says which check failed
+    const refused = doctor(["--nats-user", "c1"])
+    expect(refused.status).toBe(1)
+    expect(refused.checks.nats_credentials?.ok).toBe(false)
   }, 60_000)
 
   it("gives the 25-call transcript's results through mcp --nats as in-process", async () => {

@@ -68,6 +68,7 @@ const console = Command.make(
     ...McpOptions.settingsOptions,
     ...McpOptions.sandboxOptions,
     ...DaemonOptions.clientOptions,
+    ...NatsOptions.connectionOptions,
     auto: DaemonOptions.autoArgument
   },
   (options) => lazily(() => import("./Console.js"), (Console) => Console.run(options))
@@ -86,6 +87,7 @@ const doctorOptions = {
     Options.withDescription("Check what MCP over HTTP needs too (the bearer token or its file).")
   ),
   tokenFile: HttpOptions.httpOptions.tokenFile,
+  ...NatsOptions.connectionOptions,
   json: Options.boolean("json").pipe(Options.withDescription("Print the findings as JSON (for tools)."))
 }
 

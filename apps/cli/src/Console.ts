@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as readline from "node:readline"
 import * as Daemon from "./Daemon.js"
 import * as Mcp from "./Mcp.js"
+import * as NatsOptions from "./NatsOptions.js"
 
 type Event = { readonly _tag: "Line"; readonly line: string } | { readonly _tag: "End" }
 
@@ -290,10 +291,31 @@ export const programWith = (farewell: string) =>
 export const program = programWith("closing the console's sessions…")
 
 /** `agent-terminal console [--daemon [auto]] [settings…] [sandbox…]`. */
-export const run = (parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.ClientOptions) =>
+export const run = (
+  parsed: Mcp.SettingsOptions & Mcp.SandboxOptions & Daemon.ClientOptions & Partial<NatsOptions.ConnectionOptions>
+) =>
   Mcp.withSettings(parsed, (settings, input) =>
     Mcp.withSandbox(parsed, (sandbox) => {
       const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
+      const servers = parsed.nats === undefined
+        ? undefined
+        : NatsOptions.serversOf(parsed as NatsOptions.ConnectionOptions)
+      if (servers !== undefined) {
+        // the terminals of the fleet's machines (an anonymous owner's close with the console)
+        const fleet = Layer.unwrapEffect(Effect.map(
+          Effect.promise(() => import("./FleetClient.js")),
+          (FleetClient) =>
+            FleetClient.fleetLayer(parsed as NatsOptions.ConnectionOptions, servers, parsed.owner, "console")
+        ))
+        return program.pipe(
+          Effect.provide(client.pipe(Layer.provide(fleet))),
+          Effect.catchTags({
+            NatsUnavailable: (error) => Mcp.daemonRefused(error.message),
+            NotPermitted: (error) => Mcp.daemonRefused(error.message)
+          }),
+          Effect.provide(Mcp.stderrLogger)
+        )
+      }
       if (!parsed.daemon) {
         return program.pipe(
           Effect.provide(client.pipe(Layer.provide(Mcp.terminalLayer(input, sandbox)))),
