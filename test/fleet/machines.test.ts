@@ -3,7 +3,9 @@
  * are real `agent-terminal serve --nats` processes, clients through `FleetTerminal` and `mcp --nats`.
  */
 import { PtyService } from "@agent-terminal/core"
-import { FleetRegistry, FleetTerminal, Nats } from "@agent-terminal/fleet"
+import { Protocol } from "@agent-terminal/daemon"
+import { FleetRegistry, FleetTerminal, Nats, NatsRpcClient } from "@agent-terminal/fleet"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -261,6 +263,18 @@ describe.runIf(built)("machines joined through NATS (real nats-servers, real ser
       }, 15_000)
       const lost = await c.runPromiseExit(service.send(anyOwner, onM2.sessionId as never, { text: "echo old" }))
       expect(errorOf(lost)?._tag).toBe("SessionLost")
+      // the machine itself answers so too, from the id alone, to a client that asks it directly
+      const asked = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const connection = yield* Nats.make(nats.fleet.connectOptions("c2"))
+        const raw = yield* NatsRpcClient.make(Protocol.DaemonRpcs, { machine: "m2", handshakeTimeoutMs: 10_000 }).pipe(
+          Effect.provideService(Nats.Nats, connection),
+          Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack)
+        )
+        yield* raw.Hello({ protocolVersion: Protocol.PROTOCOL_VERSION })
+        return yield* Effect.flip(raw.Read({ sessionId: onM2.sessionId, request: {} }))
+      })))
+      expect(asked._tag).toBe("SessionLost")
+      expect((asked as { reason?: string }).reason).toBe("daemon-died")
       // and the new run takes terminals
       const fresh = await c.runPromise(
         service.open(anyOwner, { name: "fresh" }).pipe(FleetTerminal.placedOn({ machine: "m2" }))

@@ -12,15 +12,7 @@
  *
  * @since 0.3.0
  */
-import {
-  Errors,
-  Exec,
-  type Ids,
-  Placement as CorePlacement,
-  PtyService,
-  TaskRuntime,
-  type Watch
-} from "@agent-terminal/core"
+import { Errors, Exec, Placement as CorePlacement, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -312,6 +304,3 @@ export const layer = (
         Context.add(Fleet, fleet)
       ))
   )
-
-/** @internal */
-export type OwnerIdOf = Ids.OwnerId

@@ -12,15 +12,17 @@
  * @since 0.3.0
  */
 import { Oversight } from "@agent-terminal/core"
-import type { DaemonServer } from "@agent-terminal/daemon"
+import { type DaemonServer, TerminalRegistry } from "@agent-terminal/daemon"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as Discovery from "./Discovery.js"
 import type { InvalidName, MachineNameTaken, NotPermitted } from "./FleetErrors.js"
+import * as FleetIds from "./FleetIds.js"
 import * as FleetRegistry from "./FleetRegistry.js"
 import * as mergedProtocol from "./internal/mergedProtocol.js"
 import type { Nats } from "./Nats.js"
@@ -53,7 +55,7 @@ const registryFollower = (
   oversight: Oversight.Oversight["Type"],
   writer: FleetRegistry.Writer["Type"]
 ) => {
-  const known = new Map<string, string>()
+  const known = new Map<string, { readonly status: string; readonly owner: string }>()
   return Effect.gen(function*() {
     const now = Date.now()
     const sessions = yield* oversight.sessions
@@ -61,8 +63,8 @@ const registryFollower = (
     for (const session of sessions) {
       seen.add(session.sessionId)
       const status = session.status._tag === "exited" ? "exited" : "open"
-      if (known.get(session.sessionId) === status) continue
-      known.set(session.sessionId, status)
+      if (known.get(session.sessionId)?.status === status) continue
+      known.set(session.sessionId, { status, owner: session.owner })
       yield* writer.record(
         new FleetRegistry.Entry({
           id: session.sessionId,
@@ -83,14 +85,14 @@ const registryFollower = (
         })
       )
     }
-    for (const [id] of known) {
+    for (const [id, last] of known) {
       if (seen.has(id)) continue
       known.delete(id)
       yield* writer.record(
         new FleetRegistry.Entry({
           id,
           machine: options.machine,
-          owner: "",
+          owner: last.owner,
           status: "closed",
           updatedAt: now,
           ended: { reason: "closed", at: now }
@@ -112,10 +114,11 @@ export const transport = (
 ): Effect.Effect<
   DaemonServer.Transport,
   MachineNameTaken | InvalidName | NotPermitted,
-  Nats | Oversight.Oversight | Scope.Scope
+  Nats | Oversight.Oversight | TerminalRegistry.TerminalRegistry | Scope.Scope
 > =>
   Effect.gen(function*() {
     const oversight = yield* Oversight.Oversight
+    const registry = yield* TerminalRegistry.TerminalRegistry
     const { protocol, sessions } = yield* NatsRpcServer.makeProtocol({ ...options.server, machine: options.machine })
       .pipe(Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack))
     const labels = options.labels ?? []
@@ -146,9 +149,27 @@ export const transport = (
         labels.length === 0 ? "" : `, labels ${labels.join(", ")}`
       })`
     )
+    // An id of this machine's earlier run: lost with that run (how, from the daemon's own registry when it
+    // has the record), known from the id alone.
+    const lost = (sessionId: string) => {
+      const place = FleetIds.parse(sessionId)
+      if (place === undefined || place.machine !== options.machine || place.run === options.run) {
+        return Effect.succeed(undefined)
+      }
+      return registry.terminal(sessionId).pipe(
+        Effect.orElseSucceed(() => Option.none<TerminalRegistry.TerminalRecord>()),
+        Effect.map((record) => {
+          const ended = Option.getOrUndefined(record)
+          return {
+            lostAt: new Date(ended?.endedAt ?? Date.now()).toISOString(),
+            reason: ended?.endReason === "daemon-stopped" ? "daemon-stopped" as const : "daemon-died" as const
+          }
+        })
+      )
+    }
     return {
       protocol: (socket) =>
-        mergedProtocol.merge(socket, protocol, { userHeader: NatsRpcServer.userHeader, credential }),
+        mergedProtocol.merge(socket, protocol, { userHeader: NatsRpcServer.userHeader, credential, lost }),
       stopping: Effect.logInfo(`machine ${options.machine}: machine stopping (telling ${sessions.count()} clients)`)
         .pipe(Effect.zipRight(sessions.stop))
     }

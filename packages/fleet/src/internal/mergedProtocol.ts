@@ -39,6 +39,20 @@ export interface Options {
   readonly userHeader: string
   /** The owner credential of owner name `name` declared by NATS user `user`. */
   readonly credential: (name: string, user: string) => { readonly name: string; readonly secret: string }
+  /**
+   * How session `sessionId` was lost, when its id names an earlier run of this machine (`undefined` for any
+   * other id): the request is answered `SessionLost` at once, never served by a fresh pty.
+   */
+  readonly lost: (
+    sessionId: string
+  ) => Effect.Effect<{ readonly lostAt: string; readonly reason: "daemon-stopped" | "daemon-died" } | undefined>
+}
+
+/** The session id a request names, if it names one. */
+const sessionIdOf = (message: FromClientEncoded): string | undefined => {
+  if (message._tag !== "Request") return undefined
+  const sessionId = (message.payload as { readonly sessionId?: unknown } | null)?.sessionId
+  return typeof sessionId === "string" ? sessionId : undefined
 }
 
 /** The socket's protocol and the NATS one, as one. */
@@ -65,7 +79,21 @@ export const merge = (
       run: (f) =>
         Effect.zipRight(
           socket.run(f),
-          nats.run((clientId, message) => f(toNats(clientId), asNatsOwner(message, options))),
+          nats.run((clientId, message) => {
+            const sessionId = sessionIdOf(message)
+            if (sessionId === undefined || message._tag !== "Request") {
+              return f(toNats(clientId), asNatsOwner(message, options))
+            }
+            return Effect.flatMap(options.lost(sessionId), (lost) =>
+              lost === undefined ? f(toNats(clientId), message) : nats.send(clientId, {
+                _tag: "Exit",
+                requestId: String(message.id),
+                exit: {
+                  _tag: "Failure",
+                  cause: { _tag: "Fail", error: { _tag: "SessionLost", sessionId, ...lost } }
+                }
+              }))
+          }),
           { concurrent: true }
         ),
       disconnects,
