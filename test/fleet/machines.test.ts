@@ -305,8 +305,11 @@ describe.runIf(built)("machines joined through NATS (real nats-servers, real ser
           let answered = false
           const errors: Array<string> = []
           for (let attempt = 0; attempt < 50 && !answered; attempt++) {
+            // bounded, so that a call that hangs (never typed) fails the test naming itself
             const exit = await c.runPromiseExit(
-              service.send(anyOwner, session.sessionId as never, { text: "echo back" })
+              service.send(anyOwner, session.sessionId as never, { text: "echo back" }).pipe(
+                Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error(`Hung after ${server.name}`) })
+              )
             )
             if (exit._tag === "Success") answered = true
             else {
@@ -322,7 +325,14 @@ describe.runIf(built)("machines joined through NATS (real nats-servers, real ser
             errors.join("; ")
           ).toBe(true)
         }
-        const watch = await c.runPromise(Effect.scoped(service.watch!(anyOwner, opened[0]!.sessionId as never)))
+        const watch = await c.runPromise(
+          Effect.scoped(service.watch!(anyOwner, opened[0]!.sessionId as never)).pipe(
+            Effect.timeoutFail({
+              duration: "15 seconds",
+              onTimeout: () => new Error(`the watch hung after ${server.name}`)
+            })
+          )
+        )
         expect(watch.snapshot._tag).toBe("Snapshot")
         await Effect.runPromise(server.start)
       }

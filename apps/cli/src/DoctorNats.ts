@@ -40,12 +40,16 @@ export const checks = (
         check("nats_permissions", false, directory.left.message, "this user cannot be a client of the fleet")
       ]
     }
-    // the machines answer the directory's "announce now" at once; 1.5 s is plenty
-    const deadline = Date.now() + 1_500
+    // the machines answer the directory's "announce now" at once: listen until none joined for 500 ms
+    // (at most 2 s)
+    const deadline = Date.now() + 2_000
     let machines = yield* directory.right.machines
-    while (machines.length === 0 && Date.now() < deadline) {
+    let quietSince = Date.now()
+    while (Date.now() < deadline && (machines.length === 0 || Date.now() - quietSince < 500)) {
       yield* Effect.sleep("50 millis")
-      machines = yield* directory.right.machines
+      const now = yield* directory.right.machines
+      if (now.length !== machines.length) quietSince = Date.now()
+      machines = now
     }
     return [
       connection,
