@@ -11,6 +11,7 @@ import * as DaemonOptions from "./DaemonOptions.js"
 import type * as Doctor from "./Doctor.js"
 import * as HttpOptions from "./HttpOptions.js"
 import * as McpOptions from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 import * as Replay from "./Replay.js"
 import * as ServeOptions from "./ServeOptions.js"
 
@@ -36,7 +37,12 @@ const demo = Command.make(
 
 const mcp = Command.make(
   "mcp",
-  { ...McpOptions.mcpOptions, ...DaemonOptions.clientOptions, auto: DaemonOptions.autoArgument },
+  {
+    ...McpOptions.mcpOptions,
+    ...DaemonOptions.clientOptions,
+    ...NatsOptions.connectionOptions,
+    auto: DaemonOptions.autoArgument
+  },
   (options) => lazily(() => import("./Mcp.js"), (Mcp) => Mcp.run(options))
 ).pipe(
   Command.withDescription(
@@ -62,6 +68,7 @@ const console = Command.make(
     ...McpOptions.settingsOptions,
     ...McpOptions.sandboxOptions,
     ...DaemonOptions.clientOptions,
+    ...NatsOptions.connectionOptions,
     auto: DaemonOptions.autoArgument
   },
   (options) => lazily(() => import("./Console.js"), (Console) => Console.run(options))
@@ -80,6 +87,7 @@ const doctorOptions = {
     Options.withDescription("Check what MCP over HTTP needs too (the bearer token or its file).")
   ),
   tokenFile: HttpOptions.httpOptions.tokenFile,
+  ...NatsOptions.connectionOptions,
   json: Options.boolean("json").pipe(Options.withDescription("Print the findings as JSON (for tools)."))
 }
 

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as readline from "node:readline"
 import * as Daemon from "./Daemon.js"
 import type * as McpOptions from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 import * as Settings from "./Settings.js"
 
 type Event = { readonly _tag: "Line"; readonly line: string } | { readonly _tag: "End" }
@@ -291,9 +292,35 @@ export const programWith = (farewell: string) =>
 export const program = programWith("closing the console's sessions…")
 
 /** `agent-terminal console [--daemon [auto]] [settings…] [sandbox…]`. */
-export const run = (parsed: McpOptions.SettingsOptions & McpOptions.SandboxOptions & Daemon.ClientOptions) =>
+export const run = (
+  parsed:
+    & McpOptions.SettingsOptions
+    & McpOptions.SandboxOptions
+    & Daemon.ClientOptions
+    & Partial<NatsOptions.ConnectionOptions>
+) =>
   Settings.withSettings(parsed, (settings, input) =>
     Settings.withSandbox(parsed, (sandbox) => {
+      const servers = parsed.nats === undefined
+        ? undefined
+        : NatsOptions.serversOf(parsed as NatsOptions.ConnectionOptions)
+      if (servers !== undefined) {
+        // the terminals of the fleet's machines (an anonymous owner's close with the console)
+        const fleet = Layer.unwrapEffect(Effect.map(
+          Effect.promise(() => import("./FleetClient.js")),
+          (FleetClient) =>
+            FleetClient.fleetLayer(parsed as NatsOptions.ConnectionOptions, servers, parsed.owner, "console")
+        ))
+        const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
+        return program.pipe(
+          Effect.provide(client.pipe(Layer.provide(fleet))),
+          Effect.catchTags({
+            NatsUnavailable: (error) => Settings.daemonRefused(error.message),
+            NotPermitted: (error) => Settings.daemonRefused(error.message)
+          }),
+          Effect.provide(Settings.stderrLogger)
+        )
+      }
       if (!parsed.daemon) {
         const client = ToolClient.layer({ maxResultBytes: settings.maxResultBytes, owner: "console" })
         return program.pipe(

@@ -37,12 +37,13 @@ const step = (
 const program = Effect.gen(function*() {
   const service = yield* PtyService.PtyService
   yield* Console.log("agent-terminal demo: a persistent bash session, driven as an agent would drive it")
-  const started = Date.now()
+  const clock = yield* Effect.clock
+  const started = clock.unsafeCurrentTimeMillis()
   const session = yield* service.open(owner, { name: "demo" })
   const id = Ids.SessionId.make(session.sessionId)
   yield* Console.log(`\n▸ open: session ${session.sessionId} (bash pid ${session.pid}, ${session.containment})`)
   yield* Console.log(indent(session.motd))
-  yield* Console.log(`  → ready at the prompt in ${Date.now() - started} ms`)
+  yield* Console.log(`  → ready at the prompt in ${clock.unsafeCurrentTimeMillis() - started} ms`)
 
   yield* step(service, id, "state persists: change directory and export a variable", {
     text: "cd /tmp && export GREETING=hello"

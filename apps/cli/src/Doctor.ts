@@ -1,5 +1,6 @@
 /**
- * `agent-terminal doctor [--sandbox …] [--network …] [--http] [--token-file …] [--json]`: what this host gives
+ * `agent-terminal doctor [--sandbox …] [--network …] [--http] [--token-file …] [--nats URL …] [--json]`: what this
+ * host gives
  * (`Doctor.run` of `@agent-terminal/node`) and the HTTP token file, one line each with what follows; exit 0
  * when everything the given options need is there, 1 with the missing pieces named.
  */
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as NatsOptions from "./NatsOptions.js"
 
 /** The options of `doctor`, as parsed (declared with the command in `Cli.ts`: `Mcp` uses this module). */
 export type Parsed = {
@@ -19,7 +21,7 @@ export type Parsed = {
   readonly http: boolean
   readonly tokenFile: Option.Option<string>
   readonly json: boolean
-}
+} & Partial<NatsOptions.ConnectionOptions>
 
 /** The HTTP token: from the environment, or its file (private to this user), or a file still to be made. */
 export const tokenCheck = (file: string | undefined, needed: boolean): Doctor.Check => {
@@ -91,7 +93,14 @@ export const findings = (parsed: Pick<Parsed, "sandbox" | "network" | "networkTo
 /** `agent-terminal doctor`. */
 export const run = (parsed: Parsed) =>
   Effect.gen(function*() {
-    const checks = yield* findings(parsed)
+    const servers = parsed.nats === undefined
+      ? undefined
+      : NatsOptions.serversOf(parsed as NatsOptions.ConnectionOptions)
+    const fleet = servers === undefined ? [] : yield* Effect.flatMap(
+      Effect.promise(() => import("./DoctorNats.js")),
+      (DoctorNats) => DoctorNats.checks(parsed as NatsOptions.ConnectionOptions, servers)
+    )
+    const checks = [...(yield* findings(parsed)), ...fleet]
     const missing = Doctor.missing(checks)
     if (parsed.json) {
       yield* Console.log(

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import type { ClientOptions } from "./DaemonOptions.js"
 import type { McpOptions } from "./McpOptions.js"
 import { serverInfo } from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 import { daemonRefused, host, refuse, stderrLogger, terminalLayer, withSandbox, withSettings } from "./Settings.js"
 import * as Switches from "./Switches.js"
 
@@ -79,11 +80,31 @@ const serveStdioWith = <E, R>(
 }
 
 /** `agent-terminal mcp [--http <port>] [--daemon [auto]] [settings…]`. */
-export const run = (options: McpOptions & ClientOptions) =>
+export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.ConnectionOptions>) =>
   withSettings(options, (settings, input) =>
     withSandbox(options, (sandbox) => {
       const deployment = Switches.deploymentFrom(options)
       if (Either.isLeft(deployment)) return refuse(deployment.left.field, deployment.left.message)
+      const servers = options.nats === undefined
+        ? undefined
+        : NatsOptions.serversOf(options as NatsOptions.ConnectionOptions)
+      if (servers !== undefined) {
+        if (options.daemon || Option.isSome(options.http)) {
+          return refuse("nats", "--nats with --daemon or --http: the terminals live on the fleet's machines; give one")
+        }
+        const fleet = Layer.unwrapEffect(Effect.map(
+          Effect.promise(() => import("./FleetClient.js")),
+          (FleetClient) =>
+            FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp")
+        ))
+        return serveStdioWith(settings, fleet, { ...deployment.right, machines: true }, Effect.succeed(stdioOwner))
+          .pipe(
+            Effect.catchTags({
+              NatsUnavailable: (error) => daemonRefused(error.message),
+              NotPermitted: (error) => daemonRefused(error.message)
+            })
+          )
+      }
       if (options.daemon) {
         if (Option.isSome(options.http)) {
           return refuse(

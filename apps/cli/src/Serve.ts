@@ -5,7 +5,10 @@
  * terminal it owns. SIGTERM (or SIGINT) closes every terminal gracefully, then it exits. At every start it
  * first ends what dead owners left behind, and says what it reaped.
  */
+import type { Oversight, PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
 import { DaemonServer, Paths, TerminalRegistry } from "@agent-terminal/daemon"
+import type { SocketUnavailable } from "@agent-terminal/daemon/DaemonServer"
+import type { RegistryError } from "@agent-terminal/daemon/TerminalRegistry"
 import { type Bubblewrap, NodeTerminal, Reaper, StateFiles } from "@agent-terminal/node"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
@@ -18,6 +21,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as HttpTransport from "./HttpTransport.js"
 import * as McpOptions from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 import type { ServeOptions } from "./ServeOptions.js"
 import * as Settings from "./Settings.js"
 
@@ -45,7 +49,76 @@ const httpOf = (parsed: ServeOptions) => {
     : Either.map(HttpTransport.settingsFrom(port, parsed), Option.some)
 }
 
-/** `agent-terminal serve [--socket P] [--http PORT] [--detached-ttl MS] [--log-file F] [settings…]`. */
+/** What every daemon start needs besides the daemon's own layer and the terminal settings. */
+interface Start {
+  readonly parsed: ServeOptions
+  readonly sandbox: Bubblewrap.Options | undefined
+  readonly http: Option.Option<HttpTransport.HttpSettings>
+}
+
+/** A daemon's cause of failing to start, said on stderr (and in the log file). */
+type StartError = SocketUnavailable | RegistryError | InvalidToken | {
+  readonly _tag: string
+  readonly message: string
+}
+
+/** The daemon `daemon` over this host's terminals with `settings`, until a signal stops it. */
+const start = <E extends StartError>(
+  { http, parsed, sandbox }: Start,
+  daemon: Layer.Layer<
+    never,
+    E,
+    PtyService.PtyService | TaskRuntime.Tasks | TerminalRegistry.TerminalRegistry | Oversight.Oversight
+  >,
+  settings: TerminalConfig.TerminalConfig
+) => {
+  const registry = TerminalRegistry.layerSqlite({ filename: Paths.databasePath() })
+  const unconfined: Bubblewrap.Options = sandbox ?? { mode: "danger-full-access", network: "host" }
+  // The live view's audit goes into the registry (control_audit); recordings under the state directory.
+  const terminalsWith = (confined: Bubblewrap.Options) =>
+    NodeTerminal.layerFromSettings({ sandbox: confined, reaper: true, killOnSignals: false }).pipe(
+      Layer.provide(Layer.mergeAll(
+        TerminalRegistry.auditLayer,
+        Settings.recordingsLayer(settings),
+        Settings.settingsLayer(settings)
+      )),
+      Layer.provideMerge(registry)
+    )
+  const app = Option.match(http, {
+    onNone: () => Effect.succeed(Layer.launch(daemon.pipe(Layer.provide(terminalsWith(unconfined))))),
+    onSome: (http) =>
+      HttpTransport.loadToken(parsed).pipe(
+        Effect.mapError((invalid) => new InvalidToken({ message: invalid.message })),
+        Effect.map((token) =>
+          Layer.launch(
+            Layer.merge(daemon, HttpTransport.layer(settings, http, token, McpOptions.serverInfo)).pipe(
+              Layer.provide(terminalsWith(HttpTransport.hidingToken(unconfined, token) ?? unconfined))
+            )
+          )
+        )
+      )
+  })
+  const stop = (message: string) =>
+    Console.error(`agent-terminal serve: ${message}`).pipe(
+      Effect.zipRight(Option.isSome(parsed.logFile) ? Effect.logError(message) : Effect.void),
+      Effect.zipRight(Effect.sync(() => {
+        process.exitCode = 1
+      }))
+    )
+  return Reaper.reapLeftovers.pipe(
+    Effect.zipRight(Effect.flatten(app)),
+    Effect.catchAll((error: StartError) =>
+      error._tag === "InvalidToken"
+        ? Settings.refuse("token", `agent-terminal cannot start: ${error.message}`)
+        : stop(error.message)
+    )
+  )
+}
+
+/**
+ * `agent-terminal serve [--socket P] [--http PORT] [--detached-ttl MS] [--log-file F]
+ * [--nats URL --machine NAME [--label L]…] [settings…]`.
+ */
 export const run = (parsed: ServeOptions) => {
   const logger = Option.match(parsed.logFile, { onNone: () => Settings.stderrLogger, onSome: fileLogger })
   return Settings.withSettings(
@@ -66,48 +139,15 @@ export const run = (parsed: ServeOptions) => {
             // SIGTERM is the daemon's to handle (every terminal closed gracefully); the reaper covers its death.
             // Always bubblewrap (no confinement by default): an owner's client may ask for its sessions to be
             // confined (`mcp --daemon --sandbox …` sets the owner's policy), as an embedding application would.
-            const daemon = DaemonServer.layer({ socket, detachedTtlMs })
-            const registry = TerminalRegistry.layerSqlite({ filename: Paths.databasePath() })
-            const unconfined: Bubblewrap.Options = sandbox ?? { mode: "danger-full-access", network: "host" }
-            // The live view's audit goes into the registry (control_audit); recordings under the state directory.
-            const terminalsWith = (confined: Bubblewrap.Options) =>
-              NodeTerminal.layerFromSettings({ sandbox: confined, reaper: true, killOnSignals: false }).pipe(
-                Layer.provide(Layer.mergeAll(
-                  TerminalRegistry.auditLayer,
-                  Settings.recordingsLayer(settings),
-                  Settings.settingsLayer(settings)
-                )),
-                Layer.provideMerge(registry)
-              )
-            const app = Option.match(http, {
-              onNone: () => Effect.succeed(Layer.launch(daemon.pipe(Layer.provide(terminalsWith(unconfined))))),
-              onSome: (http) =>
-                HttpTransport.loadToken(parsed).pipe(
-                  Effect.mapError((invalid) => new InvalidToken({ message: invalid.message })),
-                  Effect.map((token) =>
-                    Layer.launch(
-                      Layer.merge(daemon, HttpTransport.layer(settings, http, token, McpOptions.serverInfo)).pipe(
-                        Layer.provide(terminalsWith(HttpTransport.hidingToken(unconfined, token) ?? unconfined))
-                      )
-                    )
-                  )
-                )
-            })
-            const stop = (message: string) =>
-              Console.error(`agent-terminal serve: ${message}`).pipe(
-                Effect.zipRight(Option.isSome(parsed.logFile) ? Effect.logError(message) : Effect.void),
-                Effect.zipRight(Effect.sync(() => {
-                  process.exitCode = 1
-                }))
-              )
-            return Reaper.reapLeftovers.pipe(
-              Effect.zipRight(Effect.flatten(app)),
-              Effect.catchTags({
-                SocketUnavailable: (error) => stop(error.message),
-                RegistryError: (error) => stop(error.message),
-                InvalidToken: (error) => Settings.refuse("token", `agent-terminal cannot start: ${error.message}`)
-              })
-            )
+            const starting: Start = { parsed, sandbox, http }
+            const servers = NatsOptions.serversOf(parsed)
+            if (servers === undefined) return start(starting, DaemonServer.layer({ socket, detachedTtlMs }), settings)
+            // With --nats the daemon is also a machine of the fleet (its module loaded only then).
+            return Effect.flatMap(Effect.promise(() => import("./ServeMachine.js")), (ServeMachine) =>
+              Either.match(ServeMachine.plan(parsed, servers, settings, { socket, detachedTtlMs }), {
+                onLeft: (refusal) => Settings.refuse(refusal.field, `agent-terminal serve: ${refusal.message}`),
+                onRight: (machine) => start(starting, machine.layer, machine.settings)
+              }))
           }
         }))
   ).pipe(Effect.provide(logger))

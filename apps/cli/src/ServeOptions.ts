@@ -6,12 +6,14 @@ import { integer, type Parsed, text } from "./CliOptions.js"
 import * as DaemonOptions from "./DaemonOptions.js"
 import * as HttpOptions from "./HttpOptions.js"
 import * as McpOptions from "./McpOptions.js"
+import * as NatsOptions from "./NatsOptions.js"
 
 /** The options of `agent-terminal serve`. */
 export const options = {
   ...McpOptions.settingsOptions,
   ...McpOptions.sandboxOptions,
   ...HttpOptions.httpOptions,
+  ...NatsOptions.machineOptions,
   socket: DaemonOptions.socketOption,
   detachedTtl: integer(
     "detached-ttl",

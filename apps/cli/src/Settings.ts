@@ -20,6 +20,9 @@ import type { SandboxOptions, SettingsOptions } from "./McpOptions.js"
 export const host = Effect.promise(() => import("./Host.js"))
 
 const flags: Record<string, string> = {
+  nats: "--nats / AGENT_TERMINAL_NATS",
+  machine: "--machine / AGENT_TERMINAL_MACHINE",
+  label: "--label",
   timeoutMs: "--timeout-ms / AGENT_TERMINAL_TIMEOUT_MS",
   idleSilenceMs: "--idle-silence-ms / AGENT_TERMINAL_IDLE_SILENCE_MS",
   openTimeoutMs: "--open-timeout-ms / AGENT_TERMINAL_OPEN_TIMEOUT_MS",

@@ -61,6 +61,17 @@ export const TerminalConfigSchema = Schema.Struct({
    * `pwsh`) or a path whose basename names one.
    */
   shell: Schema.optionalWith(Schema.String, { default: (): string => defaults.shell }),
+  /**
+   * What every session id this service mints starts with (default `s-`). A machine of a fleet names itself
+   * and its run here (`m2~k2x9q1~`), so an id says where it lives and which run opened it.
+   */
+  sessionIdPrefix: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.pattern(/^[A-Za-z0-9_~-]{1,40}$/),
+      Schema.annotations({ title: "sessionIdPrefix", message: () => "at most 40 of A-Z a-z 0-9 _ ~ -" })
+    ),
+    { default: () => "s-" }
+  ),
   /** Working directory of new sessions when none is given. */
   defaultCwd: Schema.optional(Schema.String),
   /** A one-shot run's overall bound (`exec`): 30 min; the tree is killed when it passes. 0: none. */

@@ -105,3 +105,8 @@ export * as Validation from "./Validation.js"
  * @since 0.2.0
  */
 export * as Watch from "./Watch.js"
+
+/**
+ * @since 0.3.0
+ */
+export * as Placement from "./Placement.js"

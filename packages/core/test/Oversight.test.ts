@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import * as Audit from "../src/Audit.js"
 import { HumanInControl } from "../src/Errors.js"
 import { OwnerId, SessionId } from "../src/Ids.js"
@@ -148,4 +149,54 @@ describe("the control lease", () => {
       expect(sent.human?.endedBy).toBe("idle-timeout")
       expect(sent.output).toContain("the lease timed out")
     }).pipe(Effect.provide(idle.layer)))
+
+  /** Real turns of the event loop (the scripted shell's output arrives in these), the test clock standing still. */
+  const turns = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+    Effect.gen(function*() {
+      for (let turn = 0; turn < 200 && Option.isNone(yield* Fiber.poll(fiber)); turn++) {
+        yield* Effect.async<void>((resume) => {
+          setImmediate(() => setImmediate(() => resume(Effect.void)))
+        })
+      }
+    })
+
+  const clocked = setup({ controlIdleMs: 60_000 })
+  it.scoped("under a TestClock: the lease's times, its audit and its idle timeout all keep the service's clock", () =>
+    Effect.gen(function*() {
+      const pty = yield* PtyService.PtyService
+      const oversight = yield* Oversight.Oversight
+      const opening = yield* Effect.fork(pty.open(owner, {}))
+      yield* turns(opening)
+      const { sessionId } = yield* Fiber.join(opening)
+      yield* TestClock.adjust(1_000_000)
+      const state = yield* oversight.take(sessionId, alice)
+      expect(state).toMatchObject({ since: 1_000_000, lastInputAt: 1_000_000, idleMs: 60_000 })
+      // input 40 s in moves the idle timeout: 60 s after it, not after the take
+      yield* TestClock.adjust(40_000)
+      yield* oversight.input(sessionId, alice, "echo typed\r")
+      yield* TestClock.adjust(59_999)
+      const held = (yield* oversight.sessions).find((session) => session.sessionId === sessionId)!
+      expect(held.control).toMatchObject({ since: 1_000_000, lastInputAt: 1_040_000 })
+      yield* TestClock.adjust(1)
+      const ended = yield* Effect.fork(Effect.gen(function*() {
+        while ((yield* oversight.sessions).find((session) => session.sessionId === sessionId)!.control !== undefined) {
+          yield* Effect.yieldNow()
+        }
+      }))
+      yield* turns(ended)
+      yield* Fiber.join(ended)
+      const sent = yield* Effect.fork(pty.send(owner, SessionId.make(sessionId), { text: "echo ok" }))
+      yield* turns(sent)
+      const result = yield* Fiber.join(sent)
+      // held 100 s of test time, whatever the wall clock did meanwhile
+      expect(result.human).toMatchObject({ holder: alice, heldMs: 100_000, endedBy: "idle-timeout" })
+      const entries = yield* oversight.audit(sessionId)
+      expect(entries.filter((entry) => entry.action !== "send").map(({ action, at }) => ({ action, at }))).toEqual(
+        expect.arrayContaining([
+          { action: "take", at: 1_000_000 },
+          { action: "input", at: 1_040_000 },
+          { action: "idle-timeout", at: 1_100_000 }
+        ])
+      )
+    }).pipe(Effect.provide(clocked.layer)))
 })

@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Framing from "./Framing.js"
 import * as handlers from "./internal/handlers.js"
 import * as owners from "./internal/owners.js"
@@ -59,6 +60,22 @@ export interface Options {
   readonly maxFrameBytes?: number | undefined
   /** How long a connection has to say `Hello` before it is closed (default 5000 ms). */
   readonly helloTimeoutMs?: number | undefined
+  /** Another transport served besides the socket, by the same server and the same owners (a fleet's NATS). */
+  readonly transport?: Transport | undefined
+}
+
+/**
+ * Another transport of the daemon: `protocol` takes the socket's protocol and gives the one the server runs
+ * (both merged, their client ids kept apart, so the owners' bookkeeping never confuses two clients);
+ * `stopping` runs first when the daemon stops, before its server does (to tell the transport's clients).
+ *
+ * @since 0.3.0
+ */
+export interface Transport {
+  readonly protocol: (
+    socket: RpcServer.Protocol["Type"]
+  ) => Effect.Effect<RpcServer.Protocol["Type"], never, Scope.Scope>
+  readonly stopping?: Effect.Effect<void> | undefined
 }
 
 /**
@@ -72,10 +89,12 @@ const serverRpcs = (
   context: handlers.Context,
   socketServer: SocketServer.SocketServer["Type"],
   disconnected: (clientId: number) => Effect.Effect<void>,
-  bounds: socketProtocol.Bounds
+  bounds: socketProtocol.Bounds,
+  transport: Transport | undefined
 ) =>
   Effect.gen(function*() {
-    const inner = yield* socketProtocol.make(socketServer, bounds)
+    const socket = yield* socketProtocol.make(socketServer, bounds)
+    const inner = transport === undefined ? socket : yield* transport.protocol(socket)
     // The server takes disconnects from the protocol; the daemon hears of each one first (owner lifecycle).
     const disconnects = yield* Mailbox.make<number>()
     yield* inner.disconnects.take.pipe(
@@ -116,7 +135,8 @@ export const layer = (
       yield* Effect.logInfo(`daemon: the stale socket of a dead daemon at ${socket} was replaced`)
     }
     const registry = yield* TerminalRegistry
-    const started = Date.now()
+    const clock = yield* Effect.clock
+    const started = clock.unsafeCurrentTimeMillis()
     const { died, runId } = yield* registry.startRun(process.pid, started)
     for (const run of died) {
       yield* Effect.logInfo(
@@ -125,11 +145,11 @@ export const layer = (
       )
     }
     yield* Effect.addFinalizer(() =>
-      registry.stopRun(runId, Date.now()).pipe(
+      registry.stopRun(runId, clock.unsafeCurrentTimeMillis()).pipe(
         Effect.catchAll((error) => Effect.logWarning("daemon: the stop could not be recorded", error))
       )
     )
-    yield* Effect.suspend(() => registry.heartbeat(runId, Date.now())).pipe(
+    yield* Effect.suspend(() => registry.heartbeat(runId, clock.unsafeCurrentTimeMillis())).pipe(
       Effect.ignore,
       Effect.repeat(Schedule.spaced(options.heartbeatMs ?? 5_000)),
       Effect.forkScoped
@@ -150,9 +170,11 @@ export const layer = (
     yield* serverRpcs({ owners: lifecycle, runId }, socketServer, lifecycle.disconnected, {
       maxFrameBytes: options.maxFrameBytes ?? Framing.defaultMaxFrameBytes,
       helloTimeoutMs: options.helloTimeoutMs ?? defaultHelloTimeoutMs
-    })
+    }, options.transport)
     // Released first: the connections that end while the daemon stops do not close their owners' terminals
     // one by one (the services close them all), so they are recorded as `daemon-stopped`.
     yield* Effect.addFinalizer(() => lifecycle.stop)
+    const stopping = options.transport?.stopping
+    if (stopping !== undefined) yield* Effect.addFinalizer(() => stopping)
     yield* Effect.logInfo(`daemon: serving on ${socket} (pid ${process.pid}, run ${runId})`)
   }))

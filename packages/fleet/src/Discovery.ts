@@ -102,6 +102,8 @@ export const makeDirectory = (
 ): Effect.Effect<Directory["Type"], NotPermitted, Nats | Scope.Scope> =>
   Effect.gen(function*() {
     const nats = yield* Nats
+    // when each machine was last heard, on the fiber's clock (read in the subscription's callback)
+    const clock = yield* Effect.clock
     const expireAfterMs = options.expireAfterMs ?? 1_000
     const seen = new Map<string, { readonly capacity: Capacity; readonly at: number }>()
     yield* subscribe(nats, Subjects.announceAll, (message) => {
@@ -112,11 +114,11 @@ export const makeDirectory = (
       // The subject says who speaks; an announcement that names another machine is not believed.
       if (Either.isLeft(decoded) || decoded.right.machine !== machine) return
       if (decoded.right.leaving === true) seen.delete(machine)
-      else seen.set(machine, { capacity: decoded.right, at: Date.now() })
+      else seen.set(machine, { capacity: decoded.right, at: clock.unsafeCurrentTimeMillis() })
     })
     publish(nats, Subjects.discover, new Uint8Array(0))
     const machines = Effect.sync(() => {
-      const now = Date.now()
+      const now = clock.unsafeCurrentTimeMillis()
       const live: Array<Capacity> = []
       for (const [machine, entry] of seen) {
         if (now - entry.at > expireAfterMs) seen.delete(machine)

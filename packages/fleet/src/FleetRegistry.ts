@@ -30,7 +30,7 @@ import * as Subjects from "./Subjects.js"
  * @since 0.3.0
  */
 export class Entry extends Schema.Class<Entry>("@agent-terminal/fleet/RegistryEntry")({
-  id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,128}$/)),
+  id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_~-]{1,128}$/)),
   machine: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/)),
   owner: Schema.String.pipe(Schema.maxLength(256)),
   status: Schema.Literal("open", "exited", "closed", "lost"),

@@ -98,6 +98,8 @@ export const makeProtocol = (
   RpcClient.Protocol.make((writeResponse) =>
     Effect.gen(function*() {
       const nats = yield* Nats
+      // the session's times (sends, heartbeats, silences) on the fiber's clock, read in NATS callbacks below
+      const clock = yield* Effect.clock
       const serialization = yield* RpcSerialization.RpcSerialization
       const machine = yield* Subjects.validName("machine", options.machine)
       const subject = Subjects.rpc(machine)
@@ -135,7 +137,7 @@ export const makeProtocol = (
       let phase: Phase = { _tag: "Challenge", deferred: yield* Deferred.make<string, SessionError>() }
 
       const toMachine = (data: Uint8Array) => {
-        session.lastSent = Date.now()
+        session.lastSent = clock.unsafeCurrentTimeMillis()
         publish(nats, subject, data, inbox)
       }
       const sendFrame = (message: FromClientEncoded) => {
@@ -176,7 +178,7 @@ export const makeProtocol = (
       }
       const heartbeat = () =>
         toMachine(envelope.control(envelope.Client.Heartbeat, {
-          seq: session.pinged(Date.now()),
+          seq: session.pinged(clock.unsafeCurrentTimeMillis()),
           binding: nats.binding()
         }))
       const handshakeFailed = (error: SessionError) => {
@@ -185,7 +187,7 @@ export const makeProtocol = (
       }
 
       const onMessage = (message: { readonly data: Uint8Array } & Parameters<typeof isNoResponders>[0]) => {
-        const now = Date.now()
+        const now = clock.unsafeCurrentTimeMillis()
         if (isNoResponders(message)) {
           if (phase._tag !== "Open") {
             return handshakeFailed(
@@ -252,7 +254,7 @@ export const makeProtocol = (
         onTimeout: () =>
           new MachineUnavailable({
             machine,
-            since: Date.now(),
+            since: clock.unsafeCurrentTimeMillis(),
             reason: `it did not answer the session's handshake within ${options.handshakeTimeoutMs ?? 2_000} ms ` +
               `(${phase._tag === "Challenge" ? "no challenge came" : "no ready came after the challenge"})`
           })
@@ -278,7 +280,7 @@ export const makeProtocol = (
       yield* Effect.addFinalizer(() => Effect.sync(() => toMachine(envelope.control(envelope.Client.Close))))
 
       yield* Effect.sync(() => {
-        const next = session.tick(Date.now())
+        const next = session.tick(clock.unsafeCurrentTimeMillis())
         if (next === "ping") heartbeat()
         else failWith(next)
       }).pipe(Effect.repeat(Schedule.spaced(session.timing.pingIntervalMs)), Effect.forkScoped)

@@ -159,8 +159,11 @@ export const makeProtocol = (
         disconnects.unsafeOffer(session.clientId)
       }
     })
+    // the sessions' times (handshakes, silences) on the clock the server is built with
+    const clock = yield* Effect.clock
     const input = machineInput.make({
       nats,
+      clock,
       machine,
       table,
       parser,
@@ -226,7 +229,7 @@ export const makeProtocol = (
         if (binding !== undefined) table.disconnected(binding)
       })
     }
-    yield* Effect.sync(() => table.expire(Date.now(), handshakeTimeoutMs, sessionTimeoutMs)).pipe(
+    yield* Effect.sync(() => table.expire(clock.unsafeCurrentTimeMillis(), handshakeTimeoutMs, sessionTimeoutMs)).pipe(
       Effect.repeat(Schedule.spaced(Math.max(50, Math.min(1_000, sessionTimeoutMs / 4)))),
       Effect.forkScoped
     )

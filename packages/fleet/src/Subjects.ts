@@ -104,8 +104,9 @@ export const disconnectEvents = (account: string): string => `$SYS.ACCOUNT.${acc
 export const registryBucket = "agent-terminal-fleet"
 
 /**
- * The registry key of terminal `id` on machine `machine` (only `machine` may write `<machine>.*`).
+ * The registry key of terminal `id` on machine `machine` (only `machine` may write `<machine>.*`); an id's `~`
+ * (not a key's character) becomes `.`, so `m2~k2x9q1~3f…` is kept at `m2.m2.k2x9q1.3f…`.
  *
  * @since 0.3.0
  */
-export const registryKey = (machine: string, id: string): string => `${machine}.${id}`
+export const registryKey = (machine: string, id: string): string => `${machine}.${id.replaceAll("~", ".")}`

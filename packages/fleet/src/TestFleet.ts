@@ -199,6 +199,7 @@ const jetStreamReady = (urls: ReadonlyArray<string>, admin: UserKey, tls: Tls | 
         })
       })
       try {
+        // the wall clock: a Promise polling a real server, sleeping on setTimeout (no Effect clock runs here)
         const deadline = Date.now() + 30_000
         for (;;) {
           try {
@@ -206,7 +207,7 @@ const jetStreamReady = (urls: ReadonlyArray<string>, admin: UserKey, tls: Tls | 
             await manager.getAccountInfo()
             return
           } catch (error) {
-            if (Date.now() > deadline) throw error
+            if (Date.now() > deadline) throw error // the wall clock, as above
             await new Promise((resolve) => setTimeout(resolve, 100))
           }
         }

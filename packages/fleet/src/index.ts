@@ -34,3 +34,15 @@ export * as FleetRegistry from "./FleetRegistry.js"
  * @since 0.3.0
  */
 export * as Placement from "./Placement.js"
+/**
+ * @since 0.3.0
+ */
+export * as FleetIds from "./FleetIds.js"
+/**
+ * @since 0.3.0
+ */
+export * as Machine from "./Machine.js"
+/**
+ * @since 0.3.0
+ */
+export * as FleetTerminal from "./FleetTerminal.js"

@@ -2,6 +2,8 @@ import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+import * as TestContext from "effect/TestContext"
 import { expect } from "vitest"
 import { Discovery, Nats } from "../src/index.js"
 import { every, Fleet, fleetLayer } from "./support.js"
@@ -27,6 +29,17 @@ const announceIn = (fleet: Fleet["Type"], name: "m1" | "m2" | "m3" | "m4", free:
 
 const names = (directory: Discovery.Directory["Type"]) =>
   Effect.map(directory.machines, (machines) => machines.map((machine) => machine.machine))
+
+/** Look again every 20 ms of real time (a timer of the event loop, whatever clock the test keeps), up to ~5 s. */
+const realEventually = <A>(effect: Effect.Effect<A>, until: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 250; attempt++) {
+      const value = yield* effect
+      if (until(value)) return value
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+    return yield* Effect.dieMessage("the condition never held")
+  })
 
 const eventually = <A>(effect: Effect.Effect<A>, until: (a: A) => boolean) =>
   effect.pipe(
@@ -94,4 +107,23 @@ layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("discovery a
       expect(yield* eventually(names(directory), (live) => live.includes("m1"))).toEqual(["m1"])
       expect((yield* directory.machines)[0]!.free).toBe(1)
     }))
+
+  it.scoped("the expiry keeps the directory's Clock: under a TestClock a silent machine stays until the clock moves", () =>
+    Effect.gen(function*() {
+      const fleet = yield* Fleet
+      const client = yield* Nats.make(fleet.connectOptions("c2"))
+      const directory = yield* Discovery.makeDirectory({ expireAfterMs: 500 }).pipe(
+        Effect.provideService(Nats.Nats, client)
+      )
+      const m4 = yield* Nats.make(fleet.connectOptions("m4"))
+      m4.connection.publish("agent-terminal.m.m4.announce", JSON.stringify({ ...figures(5), machine: "m4" }))
+      expect(yield* realEventually(names(directory), (live) => live.includes("m4"))).toEqual(["m4"])
+      // twice the expiry of real time: the test clock stands still, so the machine is still live
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+      expect(yield* names(directory)).toEqual(["m4"])
+      yield* TestClock.adjust(500)
+      expect(yield* names(directory)).toEqual(["m4"])
+      yield* TestClock.adjust(1)
+      expect(yield* names(directory)).toEqual([])
+    }).pipe(Effect.provide(TestContext.TestContext)))
 })

@@ -74,6 +74,7 @@ export const make = (options: Options): Recording.Recordings["Type"] & { readonl
   }
   /** Remove finished recordings past the age or the budget, oldest first; the bytes left. */
   const prune = (): number => {
+    // the wall clock: an age is measured against the files' modification times, which the filesystem stamps on it
     const now = Date.now()
     const files = listFiles(directory).filter((file) => !live.has(file.name)).sort((a, b) =>
       a.modifiedAt - b.modifiedAt

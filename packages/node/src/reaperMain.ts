@@ -52,6 +52,7 @@ process.stdin.on("data", (chunk: string) => {
 })
 
 const reap = () => {
+  // the wall clock: this process outlives its owner and runs no Effect at all
   const started = Date.now()
   const all = [...trees.values()]
   trees.clear()
@@ -70,6 +71,7 @@ const reap = () => {
   if (all.length > 0) {
     say(
       `owner ${ownerPid} is gone: ${all.length} tree(s) it still held ended, ${killed.length} process(es) killed ` +
+        // the wall clock, as above
         `(${killed.join(" ") || "none alive"}) in ${Date.now() - started} ms`
     )
   }

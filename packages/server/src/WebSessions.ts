@@ -10,6 +10,7 @@
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 
@@ -61,6 +62,7 @@ export interface Options {
   readonly ttlMs?: number | undefined
   /** At most this many live sessions; the oldest goes first (default 256). */
   readonly max?: number | undefined
+  /** The clock (`layer` gives the fiber's; a test may give its own). */
   readonly now?: (() => number) | undefined
 }
 
@@ -71,10 +73,10 @@ const hash = (value: string) => crypto.createHash("sha256").update(value).digest
  *
  * @since 0.2.0
  */
-export const make = (options: Options = {}): WebSessions["Type"] => {
+export const make = (options: Options & { readonly now: () => number }): WebSessions["Type"] => {
   const ttlMs = options.ttlMs ?? 12 * 3600 * 1000
   const max = options.max ?? 256
-  const now = options.now ?? Date.now
+  const now = options.now
   const live = new Map<string, Live>()
   const lookup = (value: string): Live | undefined => {
     if (value.length === 0 || value.length > 128) return undefined
@@ -109,4 +111,11 @@ export const make = (options: Options = {}): WebSessions["Type"] => {
  *
  * @since 0.2.0
  */
-export const layer = (options: Options = {}): Layer.Layer<WebSessions> => Layer.sync(WebSessions, () => make(options))
+export const layer = (options: Options = {}): Layer.Layer<WebSessions> =>
+  Layer.effect(
+    WebSessions,
+    Effect.map(
+      Effect.clock,
+      (clock) => make({ ...options, now: options.now ?? (() => clock.unsafeCurrentTimeMillis()) })
+    )
+  )

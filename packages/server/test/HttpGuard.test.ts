@@ -63,7 +63,7 @@ describe("HttpGuard.check", () => {
   })
 
   it("the session cookie counts only on routes that accept it, and with an Origin on an unsafe method", () => {
-    const sessions = WebSessions.make()
+    const sessions = WebSessions.make({ now: () => Date.now() })
     const issued = sessions.issue()
     const cookie = `other=1; ${HttpGuard.cookieName}=${issued.value}`
     const headers = { host: "127.0.0.1:7331", cookie }

@@ -7,9 +7,11 @@
  *
  * @since 0.3.0
  */
+import { Placement } from "@agent-terminal/core"
 import type { Tool } from "@effect/ai"
 import * as Either from "effect/Either"
-import { ExecTool, TerminalSend, TerminalToolkit } from "./TerminalTools.js"
+import * as Schema from "effect/Schema"
+import { ExecTool, TerminalOpen, TerminalSend, TerminalToolkit } from "./TerminalTools.js"
 
 /**
  * The groups of tools a deployment may allow.
@@ -34,6 +36,11 @@ export interface Deployment {
    * (`notifications/progress`; default 5000 ms).
    */
   readonly progressIntervalMs?: number | undefined
+  /**
+   * The terminals live on many machines (a fleet over NATS): `terminal_open` takes `machine` and `labels`
+   * (where the terminal goes). Default `false`: the tools are those of one machine.
+   */
+  readonly machines?: boolean | undefined
 }
 
 /**
@@ -68,6 +75,18 @@ export const parseTools = (list: string): Either.Either<ReadonlyArray<Group>, st
   return Either.right(groups.filter((group) => names.includes(group)))
 }
 
+/** `terminal_open`'s parameters in a fleet: where the terminal goes. */
+const placementFields = {
+  machine: Schema.optional(Placement.Token.annotations({
+    description: "The machine to open it on (default: the one with the most room)."
+  })),
+  labels: Schema.optional(
+    Schema.Array(Placement.Token).pipe(Schema.maxItems(16)).annotations({
+      description: "Only on a machine with all of these labels (gpu, build…)."
+    })
+  )
+}
+
 const omit = <F extends Record<string, unknown>>(fields: F, name: string): F =>
   Object.fromEntries(Object.entries(fields).filter(([key]) => key !== name)) as F
 
@@ -84,6 +103,9 @@ export const toolsOf = (deployment: Deployment = all): ReadonlyArray<Tool.Any> =
     if (!deployment.tools.includes(groupOf(tool.name))) return []
     if (tool.name === TerminalSend.name && !sendBackground) {
       return [TerminalSend.setParameters(omit(TerminalSend.parametersSchema.fields, "run_in_background")) as Tool.Any]
+    }
+    if (tool.name === TerminalOpen.name && deployment.machines === true) {
+      return [TerminalOpen.setParameters({ ...TerminalOpen.parametersSchema.fields, ...placementFields }) as Tool.Any]
     }
     if (tool.name === ExecTool.name && !deployment.background) {
       return [ExecTool.setParameters(omit(ExecTool.parametersSchema.fields, "background")) as Tool.Any]

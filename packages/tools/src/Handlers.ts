@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Exec, Ids, PtyService, type Session, TaskRuntime } from "@agent-terminal/core"
+import { Exec, Ids, Placement, PtyService, type Session, TaskRuntime } from "@agent-terminal/core"
 import type { Tool } from "@effect/ai"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -58,7 +58,12 @@ export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | Ta
     const sendTo = (owner: Ids.OwnerId, sessionId: Ids.SessionId, request: Session.SendRequest) =>
       Effect.zipRight(Progress.waitsOn(sessionId), service.send(owner, sessionId, request))
     return {
-      terminal_open: (owner, params) => service.open(owner, params),
+      terminal_open: (owner, params) => {
+        // in a fleet (Deployment.machines) the call may say where the terminal goes
+        const { labels, machine, ...request } = params as typeof params & Placement.Request
+        const open = service.open(owner, request)
+        return machine === undefined && labels === undefined ? open : Placement.placedOn({ machine, labels })(open)
+      },
       terminal_send: (owner, { run_in_background, sessionId, ...fields }) => {
         const request = run_in_background === true ? { ...fields, background: true } : fields
         if (sessionId !== undefined) return sendTo(owner, id(sessionId), request)

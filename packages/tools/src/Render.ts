@@ -227,7 +227,7 @@ export const closeResult = (result: Session.CloseResult, maxBytes: number): stri
 export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxBytes: number): string => {
   const facts = `[sessions: ${sessions.length}]`
   const full = sessions.map((session) =>
-    `${session.sessionId} ${session.name} ${session.type}${
+    `${session.sessionId}${machineOf(session.sessionId)} ${session.name} ${session.type}${
       session.shell !== undefined ? ` ${session.shell}` : ""
     } pid ${session.pid} ${status(session.status)}${session.busy ? " busy" : ""}${
       session.cwd !== undefined ? ` cwd ${session.cwd}` : ""
@@ -235,6 +235,12 @@ export const listResult = (sessions: ReadonlyArray<Session.SessionInfo>, maxByte
   ).join("\n")
   const fits = Utf8.byteLength(facts) + 1 + Utf8.byteLength(full) <= maxBytes
   return bounded(facts, fits ? full : sessions.map((session) => session.sessionId).join(" "), maxBytes)
+}
+
+/** ` machine m2` for the id of a fleet's machine (`m2~<run>~<random>`); nothing for any other id. */
+const machineOf = (sessionId: string): string => {
+  const machine = /^([A-Za-z0-9_-]{1,64})~[a-z0-9]{1,8}~/.exec(sessionId)?.[1]
+  return machine === undefined ? "" : ` machine ${machine}`
 }
 
 /**

@@ -47,11 +47,14 @@ export const layer = (context: Context) =>
     const exec = yield* Effect.serviceOption(Exec.Exec)
     const registry = yield* TerminalRegistry
     const daemonScope = yield* Effect.scope
+    const clock = yield* Effect.clock
     const { owners, runId } = context
     // every task's end goes into the registry (unrecorded, a later run would end it as daemon-stopped)
     const ends = yield* PubSub.subscribe(tasks.completions)
     yield* Queue.take(ends).pipe(
-      Effect.flatMap((event) => writeRegistryRecord(registry.taskEnded(event.taskId, Date.now(), event.status))),
+      Effect.flatMap((event) =>
+        writeRegistryRecord(registry.taskEnded(event.taskId, clock.unsafeCurrentTimeMillis(), event.status))
+      ),
       Effect.forever,
       Effect.forkIn(daemonScope)
     )
@@ -94,7 +97,7 @@ export const layer = (context: Context) =>
         label,
         sessionId,
         runId,
-        startedAt: Date.now()
+        startedAt: clock.unsafeCurrentTimeMillis()
       }))
 
     type Untyped = (owner: Ids.OwnerId, ...args: ReadonlyArray<any>) => Effect.Effect<any, any>
@@ -125,7 +128,7 @@ export const layer = (context: Context) =>
                 type: opened.type,
                 pid: opened.pid,
                 runId,
-                openedAt: Date.now()
+                openedAt: clock.unsafeCurrentTimeMillis()
               }))
             )
           )
@@ -136,7 +139,7 @@ export const layer = (context: Context) =>
           const result = yield* run
           const status = before?.status
           yield* writeRegistryRecord(registry.terminalEnded(sessionId, {
-            at: Date.now(),
+            at: clock.unsafeCurrentTimeMillis(),
             reason: "closed",
             ...(status?._tag === "exited"
               ? { exitCode: status.exitCode ?? undefined, signal: status.signal ?? undefined }

@@ -38,6 +38,7 @@ export const make = (options: {
     const pty = yield* PtyService.PtyService
     const tasks = yield* TaskRuntime.Tasks
     const scope = yield* Effect.scope
+    const clock = yield* Effect.clock
     const bindings = new Map<number, Bound>()
     const attached = new Map<Ids.OwnerId, Set<number>>()
     const expiries = new Map<Ids.OwnerId, Fiber.RuntimeFiber<void>>()
@@ -49,7 +50,7 @@ export const make = (options: {
         const open = yield* pty.list(owner)
         yield* tasks.removeOwner(owner)
         yield* pty.closeOwner(owner)
-        const at = Date.now()
+        const at = clock.unsafeCurrentTimeMillis()
         for (const session of open) {
           yield* writeRegistryRecord(registry.terminalEnded(session.sessionId, {
             at,
@@ -72,7 +73,7 @@ export const make = (options: {
         const known = yield* registry.owner(name).pipe(Effect.orDie)
         if (Option.isNone(known)) {
           const secret = credential.secret ?? Credentials.issueSecret()
-          const now = Date.now()
+          const now = clock.unsafeCurrentTimeMillis()
           const added = yield* registry.addOwner({
             name,
             secret: yield* Credentials.hashSecret(secret),
@@ -104,7 +105,7 @@ export const make = (options: {
           expiries.delete(bound.owner)
           yield* Fiber.interrupt(expiry)
         }
-        yield* writeRegistryRecord(registry.ownerSeen(bound.name, Date.now()))
+        yield* writeRegistryRecord(registry.ownerSeen(bound.name, clock.unsafeCurrentTimeMillis()))
       })
 
     const hello = (

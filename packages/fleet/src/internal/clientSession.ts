@@ -5,6 +5,12 @@
  */
 import { ConnectionLost, MachineRefused, MachineUnavailable } from "../FleetErrors.js"
 
+/** How a `ConnectionLost` of a session the machine forgot begins: that session is over for good. */
+export const sessionForgotten = "the machine no longer knows this client's session"
+
+/** The reason of the `MachineUnavailable` of a machine that said it stops: that session is over for good. */
+export const machineStopping = "the machine is stopping"
+
 /** A failure of the calls in flight; `broken`: the session is over, later calls fail the same way. */
 export interface Failure {
   readonly error: MachineUnavailable | ConnectionLost | MachineRefused
@@ -117,10 +123,10 @@ export class ClientSession {
   gone(reason: string, now: number): Failure | undefined {
     return this.fail(
       reason === "stopping"
-        ? new MachineUnavailable({ machine: this.machine, since: now, reason: "the machine is stopping" })
+        ? new MachineUnavailable({ machine: this.machine, since: now, reason: machineStopping })
         : new ConnectionLost({
           machine: this.machine,
-          reason: "the machine no longer knows this client's session (it restarted, or the session expired)"
+          reason: `${sessionForgotten} (it restarted, or the session expired)`
         }),
       true
     )

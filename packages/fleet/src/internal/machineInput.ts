@@ -7,6 +7,7 @@
 import type { FromClientEncoded } from "@effect/rpc/RpcMessage"
 import type * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type { Msg } from "@nats-io/transport-node"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as crypto from "node:crypto"
 import type * as Nats from "../Nats.js"
@@ -18,6 +19,8 @@ import { publish } from "./subscription.js"
 /** What the input needs of its machine. */
 export interface Machine {
   readonly nats: Nats.Service
+  /** The machine's clock (taken where the server is built): the sessions' times, read in NATS callbacks. */
+  readonly clock: Clock.Clock
   readonly machine: string
   readonly table: serverSessions.Table
   readonly parser: RpcSerialization.Parser
@@ -31,7 +34,7 @@ export interface Machine {
 
 /** The machine's input: `onMessage` for its subject, `ended` for each session that ends. */
 export const make = (machine: Machine) => {
-  const { maxBufferedBytes, maxPendingFrames, nats, parser, table, userHeader } = machine
+  const { clock, maxBufferedBytes, maxPendingFrames, nats, parser, table, userHeader } = machine
   // What every session holds, counted before it is held: partial frames and frames not yet taken.
   let buffered = 0
 
@@ -151,7 +154,7 @@ export const make = (machine: Machine) => {
     if (kind === envelope.Client.Interrupt) return onInterrupt(data)
     const inbox = message.reply
     if (inbox === undefined) return
-    const now = Date.now()
+    const now = clock.unsafeCurrentTimeMillis()
     // A session exists only for an inbox of the right form, so a known one needs no second look.
     const session = kind === envelope.Client.Open ? undefined : table.byInbox(inbox)
     if (session === undefined) {

@@ -54,8 +54,9 @@ export const start = (
   })
   const tail = () => fs.readFileSync(logFile, "utf8").slice(offset).split("\n").slice(-15).join("\n")
   return (async () => {
+    // the wall clock: a Promise polling a real nats-server, sleeping on setTimeout (no Effect clock runs here)
     const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline) { // the wall clock, as above
       if (exitCode !== undefined) throw new Error(`nats-server exited (${exitCode}) before it was ready:\n${tail()}`)
       if (fs.readFileSync(logFile, "utf8").slice(offset).includes("Server is ready")) return { child, exited }
       await sleep(20)

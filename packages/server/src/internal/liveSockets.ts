@@ -55,12 +55,13 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset
 export const events = (request: HttpServerRequest.HttpServerRequest, refreshMs: number) =>
   Effect.gen(function*() {
     const oversight = yield* Oversight.Oversight
+    const clock = yield* Effect.clock
     const socket = yield* request.upgrade
     // the WebSocket is accepted by the socket's reader: it runs first, the writer waits for it to open
     const reader = yield* Effect.forkScoped(socket.runRaw(() => {}))
     const write = yield* socket.writer
     const push = oversight.sessions.pipe(
-      Effect.flatMap((sessions) => write(json({ type: "sessions", sessions, at: Date.now() })))
+      Effect.flatMap((sessions) => write(json({ type: "sessions", sessions, at: clock.unsafeCurrentTimeMillis() })))
     )
     const ticks = Stream.merge(
       oversight.changes,

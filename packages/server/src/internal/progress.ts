@@ -37,7 +37,8 @@ export const reporting = <A, E, R>(
     const terminals = yield* Effect.serviceOption(PtyService.PtyService)
     const intervalMs = Math.max(1, options.intervalMs ?? defaultIntervalMs)
     const tickMs = Math.min(1000, intervalMs)
-    const started = Date.now()
+    const clock = yield* Effect.clock
+    const started = clock.unsafeCurrentTimeMillis()
     let watched: { readonly id: Ids.SessionId; readonly baseline: number; lines: number } | undefined
     let count = 0
     let lastAt = started
@@ -95,7 +96,7 @@ export const reporting = <A, E, R>(
         const lines = yield* totalLines(watched.id)
         if (lines !== undefined) watched.lines = lines
       }
-      const now = Date.now()
+      const now = clock.unsafeCurrentTimeMillis()
       const newLines = watched !== undefined && watched.lines - watched.baseline !== lastLines
       if (now - lastAt >= intervalMs || (newLines && now - lastAt >= tickMs)) yield* emit(now)
     })

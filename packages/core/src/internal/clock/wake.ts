@@ -38,6 +38,7 @@ const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
 /** The live clock's timers: `Date.now` and `setTimeout`. */
 const liveTimers: Timers = {
   clock: liveClock,
+  // the live Clock's own time, called directly: the send path reads it several times a send (docs/performance.md)
   now: Date.now,
   after: (ms, f) => {
     if (!Number.isFinite(ms)) return never

@@ -13,7 +13,7 @@ import type { SessionRuntime } from "../session/runtime.js"
 export const record = (deps: Deps, runtime: SessionRuntime, actor: string, action: string, detail?: string) =>
   deps.audit.record({
     sessionId: runtime.id,
-    at: Date.now(),
+    at: deps.timers.now(),
     actor,
     action,
     ...(detail !== undefined ? { detail } : {})

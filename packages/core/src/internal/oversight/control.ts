@@ -14,12 +14,10 @@ export interface Holding {
   readonly holderId: string
   /** The holder as people and the agent read it: the name they gave and their credential. */
   readonly holder: string
-  /** ms since the epoch (what people read), and on the service's clock (what durations are measured on). */
+  /** ms since the epoch on the service's clock (what people read, and what durations are measured on). */
   readonly since: number
-  readonly sinceClock: number
-  lastInputAt: number
   /** The last input on the service's clock (the idle timeout counts from it). */
-  lastInputClock: number
+  lastInputAt: number
   linesTyped: number
   bytesTyped: number
   echoOffBytes: number

@@ -62,7 +62,7 @@ export const release = (deps: Deps, runtime: SessionRuntime, endedBy: HumanNote[
     const captured = runtime.emulator.finish(holding.capture)
     const note: HumanNote = {
       holder: holding.holder,
-      heldMs: Math.max(0, deps.timers.now() - holding.sinceClock),
+      heldMs: Math.max(0, deps.timers.now() - holding.since),
       linesTyped: holding.linesTyped,
       bytesTyped: holding.bytesTyped,
       echoOffBytes: holding.echoOffBytes,
@@ -86,11 +86,11 @@ export const release = (deps: Deps, runtime: SessionRuntime, endedBy: HumanNote[
 const arm = (deps: Deps, runtime: SessionRuntime, holding: Holding): void => {
   holding.cancelTimer()
   const idleMs = deps.config.controlIdleMs
-  const remaining = Math.max(0, holding.lastInputClock + idleMs - deps.timers.now())
+  const remaining = Math.max(0, holding.lastInputAt + idleMs - deps.timers.now())
   holding.cancelTimer = deps.timers.after(remaining, () =>
     deps.runFork(Effect.suspend(() => {
       if (runtime.control.holding !== holding) return Effect.void
-      if (deps.timers.now() - holding.lastInputClock < idleMs) {
+      if (deps.timers.now() - holding.lastInputAt < idleMs) {
         arm(deps, runtime, holding)
         return Effect.void
       }
@@ -105,19 +105,16 @@ export const take = (deps: Deps, runtime: SessionRuntime, person: string, name?:
     const current = runtime.control.holding
     if (current !== undefined) {
       if (current.holderId !== person) return Effect.fail(runtime.control.refusal(runtime.id)!)
-      current.lastInputAt = Date.now()
-      current.lastInputClock = deps.timers.now()
+      current.lastInputAt = deps.timers.now()
       arm(deps, runtime, current)
       return Effect.succeed(stateOf(deps, current))
     }
-    const now = Date.now()
+    const now = deps.timers.now()
     const holding: Holding = {
       holderId: person,
       holder: holderText(person, name),
       since: now,
-      sinceClock: deps.timers.now(),
       lastInputAt: now,
-      lastInputClock: deps.timers.now(),
       linesTyped: 0,
       bytesTyped: 0,
       echoOffBytes: 0,
@@ -168,8 +165,7 @@ export const input = (deps: Deps, runtime: SessionRuntime, person: string, data:
     holding.bytesTyped += bytes
     holding.linesTyped += countLines(data)
     if (secret) holding.echoOffBytes += bytes
-    holding.lastInputAt = Date.now()
-    holding.lastInputClock = deps.timers.now()
+    holding.lastInputAt = deps.timers.now()
     runtime.watchers.recording?.input(data, secret)
     if (holding.pending !== undefined && holding.pending.secret !== secret) yield* flush(deps, runtime, holding)
     const pending = holding.pending ??= { text: "", secret, bytes: 0 }

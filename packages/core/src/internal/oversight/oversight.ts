@@ -92,7 +92,7 @@ export const requestHuman = (deps: Deps) =>
     const runtime = yield* lookup(deps, owner, id)
     if (runtime.exit !== undefined) return yield* exitedError(runtime)
     const done = yield* Deferred.make<HumanNote>()
-    const at = Date.now()
+    const at = deps.timers.now()
     const ref: { taskId: string | undefined } = { taskId: undefined }
     const ended = Deferred.await(runtime.drained).pipe(Effect.flatMap(() => Effect.fail(exitedError(runtime))))
     // The task, its request and their withdrawal in one uninterruptible step: only the wait (restored) can be

@@ -175,7 +175,7 @@ const start = (
  */
 const record = (deps: Deps, runtime: SessionRuntime, scope: Scope.Scope) =>
   Effect.gen(function*() {
-    const startedAt = Date.now()
+    const startedAt = deps.timers.now()
     const file = yield* deps.recordings.create({ sessionId: runtime.id, startedAt })
     if (Option.isNone(file)) return yield* Effect.logWarning(`session ${runtime.id}: no recording could be made here`)
     const cast = new Cast(file.value, {

@@ -121,7 +121,7 @@ export const reserve = (
     if (deps.sessions.size >= open) {
       return Effect.fail(new LimitReached({ limit: "terminals", max: serverMax, scope: "server" }))
     }
-    const id = deps.sessions.mint(() => SessionId.make(`s-${randomHex()}`))
+    const id = deps.sessions.mint(() => SessionId.make(`${deps.config.sessionIdPrefix}${randomHex()}`))
     if (id === undefined) return Effect.dieMessage("session ids keep colliding: the random source is broken")
     const policy = policyOf(deps, owner)
     deps.sessions.set(id, { _tag: "Opening", owner, name })

@@ -73,7 +73,9 @@ export const spawnChild = (
       maxLines: options.maxLines,
       maxBytes: options.maxBytes
     })
-    const activity = new Activity(Date.now())
+    // the run's activity on the fiber's clock, read in the child's callbacks below
+    const clock = yield* Effect.clock
+    const activity = new Activity(clock.unsafeCurrentTimeMillis())
     const exited = yield* Deferred.make<PtyBackend.ExitStatus>()
     const closed = yield* Deferred.make<void>()
 
@@ -115,7 +117,7 @@ export const spawnChild = (
       if (text !== "") {
         transcript.write(text)
       }
-      activity.notify(Date.now())
+      activity.notify(clock.unsafeCurrentTimeMillis())
     }
     child.stdout!.on("data", onData(decoders.stdout))
     child.stderr!.on("data", onData(decoders.stderr))
@@ -179,7 +181,7 @@ export const spawnChild = (
           if (request.eof === true) {
             stdin.end()
           }
-          activity.notify(Date.now())
+          activity.notify(clock.unsafeCurrentTimeMillis())
           return Utf8.byteLength(text)
         })
       })

@@ -95,7 +95,9 @@ export const spawnPty = (
       scrollbackMaxBytes: options.scrollbackMaxBytes
     }, { onReply: (data) => replies.push(data), onMarker: () => {} })
     const transcript = emulatorTranscript(emulator, options.budget)
-    const activity = new Activity(Date.now())
+    // the run's activity on the fiber's clock, read in the callbacks below
+    const clock = yield* Effect.clock
+    const activity = new Activity(clock.unsafeCurrentTimeMillis())
     const drained = yield* Deferred.make<PtyBackend.ExitStatus>()
     let waiting = false
     let frozen = false
@@ -111,7 +113,7 @@ export const spawnPty = (
         }
         if (chunks.length > 0 && !frozen) {
           waiting = false
-          activity.notify(Date.now())
+          activity.notify(clock.unsafeCurrentTimeMillis())
         }
         if (done) return
       }
@@ -136,7 +138,7 @@ export const spawnPty = (
           yield* Effect.sleep(interval)
           if (activity.version !== seen) interval = PROBE_AFTER_SILENCE_MS
           seen = activity.version
-          if (Date.now() - activity.lastAt < PROBE_AFTER_SILENCE_MS) continue
+          if (clock.unsafeCurrentTimeMillis() - activity.lastAt < PROBE_AFTER_SILENCE_MS) continue
           const probe = yield* inspector.probe(terminal)
           const now = probe._tag === "Snapshot" && probe.waitingOnTerminal
           if (now !== waiting) {
@@ -171,7 +173,7 @@ export const spawnPty = (
         }
         if (bytes !== "") yield* process.write(bytes)
         waiting = false
-        activity.notify(Date.now())
+        activity.notify(clock.unsafeCurrentTimeMillis())
         return Utf8.byteLength(bytes)
       })
 

@@ -2,6 +2,7 @@
  * One-shot runs as the supervisor holds them, and the views it answers with.
  */
 import type { Exec, Ids, TaskRuntime } from "@agent-terminal/core"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -24,6 +25,8 @@ export interface Run {
   readonly mode: Exec.Mode
   readonly label: string
   readonly started: Started
+  /** The service's clock (taken once, where the service is built): the run's times and elapsed ms. */
+  readonly clock: Clock.Clock
   readonly startedAt: number
   readonly scope: Scope.CloseableScope
   readonly done: Deferred.Deferred<void>
@@ -68,7 +71,7 @@ export const viewOf = (run: Run, output: Bounded, withId: boolean): Exec.ExecRes
     ...(outcome?.signal !== undefined ? { signal: outcome.signal } : {}),
     truncated: output.truncated,
     ...(outcome !== undefined && outcome.survivors.length > 0 ? { survivors: [...outcome.survivors] } : {}),
-    elapsedMs: (outcome?.endedAt ?? Date.now()) - run.startedAt
+    elapsedMs: (outcome?.endedAt ?? run.clock.unsafeCurrentTimeMillis()) - run.startedAt
   }
 }
 
@@ -91,9 +94,9 @@ export const fromTaskView = (view: TaskRuntime.TaskView): Exec.ExecResult => {
 /** Wait until the run ends, waits for input, or `ms` passes (waking on every change to look again). */
 export const news = (run: Run, ms: number) =>
   Effect.gen(function*() {
-    const deadline = Date.now() + ms
+    const deadline = (yield* Clock.currentTimeMillis) + ms
     while (run.outcome === undefined && !run.started.waitingForInput()) {
-      const remaining = deadline - Date.now()
+      const remaining = deadline - (yield* Clock.currentTimeMillis)
       if (remaining <= 0) return
       const changed = run.started.activity.changed
       if (run.outcome !== undefined || run.started.waitingForInput()) return
@@ -110,7 +113,7 @@ export const summaryOf = (run: Run, taskId: string): Exec.TaskSummary => ({
   status: statusOf(run),
   ...(run.outcome !== undefined ? { reason: run.outcome.reason } : {}),
   ...(run.outcome?.exitCode !== undefined ? { exitCode: run.outcome.exitCode } : {}),
-  elapsedMs: (run.outcome?.endedAt ?? Date.now()) - run.startedAt
+  elapsedMs: (run.outcome?.endedAt ?? run.clock.unsafeCurrentTimeMillis()) - run.startedAt
 })
 
 /** Another task (a background send) as listed. */

@@ -61,6 +61,8 @@ export const make: Effect.Effect<
   const policies = yield* Sandbox.OwnerPolicies
   const containment = yield* Effect.context<Teardown.Cgroups | Teardown.HostExit>()
   const serviceScope = yield* Effect.scope
+  // the runs' times (start, end, deadlines, elapsed ms) on the clock the service is built with
+  const clock = yield* Effect.clock
   const book = makeBook(tasks)
   const spawnDeps = { config, backend, inspector, sandbox, environment, policies, containment }
   let counter = 0
@@ -84,7 +86,7 @@ export const make: Effect.Effect<
           : undefined,
         signal: Option.isSome(exit) && exit.value.signal !== null ? exit.value.signal : undefined,
         survivors: report.survivors,
-        endedAt: Date.now()
+        endedAt: clock.unsafeCurrentTimeMillis()
       }
       if (report.survivors.length > 0) {
         yield* Effect.logWarning("exec teardown left survivors").pipe(
@@ -103,7 +105,7 @@ export const make: Effect.Effect<
       Effect.zipRight(
         Effect.raceFirst(
           run.started.ended.pipe(Effect.map((status) => ({ reason: "exited" as const, status: Option.some(status) }))),
-          expiry(limits, run.startedAt, run.started.activity, Date.now).pipe(
+          expiry(limits, run.startedAt, run.started.activity, () => clock.unsafeCurrentTimeMillis()).pipe(
             Effect.map((reason) => ({ reason, status: Option.none() }))
           )
         ).pipe(
@@ -142,7 +144,8 @@ export const make: Effect.Effect<
           mode: request.spawn._tag,
           label: labelOf(request.spawn),
           started,
-          startedAt: Date.now(),
+          clock,
+          startedAt: clock.unsafeCurrentTimeMillis(),
           scope,
           done: yield* Deferred.make<void>(),
           outcome: undefined,

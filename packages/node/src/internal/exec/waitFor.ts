@@ -7,6 +7,7 @@
  */
 import type { Exec, ProcessInspector, Session } from "@agent-terminal/core"
 import { Matcher } from "@agent-terminal/terminal"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { OutputSearch } from "./process.js"
@@ -40,10 +41,11 @@ export const firstReturn = (
         ))
     ),
     (search) =>
-      waitWith(run, search, waitFor.screenStableMs, Date.now() + yieldMs, {
-        wanted: waitFor.listening,
-        inspector
-      }),
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        waitWith(run, search, waitFor.screenStableMs, now + yieldMs, {
+          wanted: waitFor.listening,
+          inspector
+        })),
     (search) => Effect.sync(() => search?.close())
   )
 
@@ -76,7 +78,7 @@ const waitWith = (
 ): Effect.Effect<Exec.ExecResult> =>
   Effect.gen(function*() {
     let match: Session.Match | undefined
-    let changedAt = Date.now()
+    let changedAt = yield* Clock.currentTimeMillis
     while (run.outcome === undefined && !run.started.waitingForInput()) {
       const changed = run.started.activity.changed
       const version = run.started.activity.version
@@ -85,7 +87,7 @@ const waitWith = (
         match = matchOf(found)
         break
       }
-      if (stableMs !== undefined && Date.now() - changedAt >= stableMs) {
+      if (stableMs !== undefined && (yield* Clock.currentTimeMillis) - changedAt >= stableMs) {
         match = { text: "" }
         break
       }
@@ -94,7 +96,7 @@ const waitWith = (
         match = { text: "", listening: listener }
         break
       }
-      const remaining = deadline - Date.now()
+      const remaining = deadline - (yield* Clock.currentTimeMillis)
       if (remaining <= 0) break
       const pause = listening.wanted !== undefined
         ? Math.min(remaining, LISTENING_POLL_MS)
@@ -102,7 +104,7 @@ const waitWith = (
         ? remaining
         : Math.min(remaining, stableMs)
       yield* Effect.raceFirst(Deferred.await(changed), Effect.sleep(pause))
-      if (run.started.activity.version !== version) changedAt = Date.now()
+      if (run.started.activity.version !== version) changedAt = yield* Clock.currentTimeMillis
     }
     if (run.outcome !== undefined && match === undefined) yield* Deferred.await(run.done)
     const view = viewOf(run, run.started.transcript.takeNew(), true)

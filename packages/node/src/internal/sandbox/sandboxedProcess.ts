@@ -6,6 +6,7 @@
  * foreground group with the shell's), and teardown can end everything inside by killing the init.
  */
 import type { PtyBackend } from "@agent-terminal/core"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import type { ProcReader } from "../teardown/procTable.js"
@@ -98,12 +99,12 @@ export const locate = (
   bwrapExe?: string
 ): Effect.Effect<SandboxProcesses | undefined, string> =>
   Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
+    const deadline = (yield* Clock.currentTimeMillis) + timeoutMs
     for (;;) {
       const found = search(view, launcherPid, bwrapExe)
       if (found._tag === "Found") return found.processes
       if (found._tag === "LauncherGone") return undefined
-      if (Date.now() > deadline) {
+      if ((yield* Clock.currentTimeMillis) > deadline) {
         return yield* Effect.fail(`the program did not start inside the sandbox within ${timeoutMs} ms`)
       }
       yield* Effect.sleep(POLL_MS)
@@ -124,8 +125,8 @@ export const killInit = (
     } catch {
       return false
     }
-    const deadline = Date.now() + SETTLE_MS
-    while (identityHolds(view.reader, init.pid, init.startTime) && Date.now() < deadline) {
+    const deadline = (yield* Clock.currentTimeMillis) + SETTLE_MS
+    while (identityHolds(view.reader, init.pid, init.startTime) && (yield* Clock.currentTimeMillis) < deadline) {
       yield* Effect.sleep(5)
     }
     return true

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -184,7 +185,8 @@ export const probe = (env: TreeEnv): Effect.Effect<Option.Option<CgroupRoot>> =>
       if (!fs.existsSync(path.join(parent, "cgroup.kill"))) {
         return yield* new CgroupSetupFailed({ reason: "no cgroup.kill (Linux < 5.14)" })
       }
-      const probeDir = path.join(parent, `probe-${Date.now()}`)
+      // a fresh name for each probe (randomness, not the time: nothing is measured here)
+      const probeDir = path.join(parent, `probe-${randomUUID().slice(0, 8)}`)
       yield* attempt(`mkdir ${probeDir}`, () => fs.mkdirSync(probeDir))
       const code = yield* runProbe(probeDir).pipe(Effect.ensuring(removeWhenEmpty(probeDir, 1_000)))
       if (code !== 0) return yield* new CgroupSetupFailed({ reason: `cannot move a process into ${probeDir}` })

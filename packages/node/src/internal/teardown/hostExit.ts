@@ -10,6 +10,12 @@ const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
+/**
+ * The wall clock, for the synchronous spins (`sleepSync`) of exit handlers and the reaper: they block the event
+ * loop, so no other clock (a `TestClock`) could advance while they wait on it.
+ */
+export const wallClockMs = (): number => Date.now()
+
 const KILL_ROUNDS_MS = 100
 const CGROUP_EMPTY_MS = 100
 
@@ -35,7 +41,7 @@ export const killTreesSync = (
   const trackers = trees.filter((tree) => !untouchable(guard, tree.rootPid))
     .map((tree) => makeTracker(first, guard, tree.rootPid, tree.startTime))
   const signalled = new Set<number>()
-  const deadline = Date.now() + killRoundsMs
+  const deadline = wallClockMs() + killRoundsMs
   for (let table = first;; table = readTable(env.reader)) {
     const targets = trackers.flatMap((tracker) => {
       capture(tracker, table, guard)
@@ -49,12 +55,12 @@ export const killTreesSync = (
     }
     // The deadline bounds the rescans for forks, never the first round: a host descheduled for longer than
     // the deadline (a loaded machine) must still kill what it found.
-    if (Date.now() >= deadline) break
+    if (wallClockMs() >= deadline) break
     sleepSync(2)
   }
-  const emptyBy = Date.now() + CGROUP_EMPTY_MS
+  const emptyBy = wallClockMs() + CGROUP_EMPTY_MS
   for (const dir of cgroups) {
-    while (!unpopulated(dir) && Date.now() < emptyBy) sleepSync(2)
+    while (!unpopulated(dir) && wallClockMs() < emptyBy) sleepSync(2)
     removeCgroupSync(dir)
   }
   return [...signalled]

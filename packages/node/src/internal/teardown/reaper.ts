@@ -15,7 +15,7 @@ import {
   removeCgroupSync,
   unpopulated
 } from "./cgroup.js"
-import { killTreesSync } from "./hostExit.js"
+import { killTreesSync, wallClockMs } from "./hostExit.js"
 import { identityHolds, isGone, parseStat, readTable } from "./procTable.js"
 import type { TreeEnv } from "./sweep.js"
 import { makeGuard, refusal } from "./treeTracker.js"
@@ -37,7 +37,7 @@ export const killMarkedSync = (
   const environ = env.reader.environ
   if (environ === undefined) return []
   const killed = new Set<number>()
-  const deadline = Date.now() + ROUNDS_MS
+  const deadline = wallClockMs() + ROUNDS_MS
   for (;;) {
     const table = readTable(env.reader)
     const guard = makeGuard((pid) => table.get(pid), env.selfPid)
@@ -51,7 +51,7 @@ export const killMarkedSync = (
       killed.add(info.pid)
     }
     // The deadline bounds the rescans, never the first round (as in killTreesSync).
-    if (Date.now() >= deadline) break
+    if (wallClockMs() >= deadline) break
     sleepSync(2)
   }
   return [...killed]
@@ -160,8 +160,8 @@ const reapDeadHostCgroups = (env: TreeEnv): ReadonlyArray<string> => {
       const dir = path.join(parent, child.name)
       if ((readProcs(dir) ?? []).includes(env.selfPid)) continue
       killCgroupSync(dir)
-      const until = Date.now() + 500
-      while (!unpopulated(dir) && Date.now() < until) sleepSync(2)
+      const until = wallClockMs() + 500
+      while (!unpopulated(dir) && wallClockMs() < until) sleepSync(2)
       if (removeCgroupSync(dir)) removed.push(dir)
     }
     removeCgroupSync(parent)

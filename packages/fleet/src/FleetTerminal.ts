@@ -1,0 +1,289 @@
+/**
+ * The fleet's terminals as local services: `FleetTerminal.layer(options)` provides `PtyService`, `TaskRuntime`
+ * and `Exec` over every machine that announces itself (`Discovery`), so the tools, the MCP server and the
+ * console run unchanged over many machines. An `open` goes where there is most room (or where
+ * `placedOn({ machine, labels })` asks), every call by id goes straight to the machine the id names
+ * (`FleetIds`), `list` asks every machine and merges (each id naming its machine).
+ *
+ * Failures are typed and fast: a machine that does not answer makes the call die with `MachineUnavailable`
+ * (its name, since when), a dropped NATS connection with `ConnectionLost`, within about a second even for a
+ * call or watch in flight; nothing is retried. An id of a machine's earlier run is `SessionLost` from the id
+ * alone, without asking the machine: its terminals died with that run.
+ *
+ * @since 0.3.0
+ */
+import { Errors, Exec, Placement as CorePlacement, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Discovery from "./Discovery.js"
+import { MachineUnavailable, type NotPermitted } from "./FleetErrors.js"
+import * as FleetIds from "./FleetIds.js"
+import * as machineClients from "./internal/machineClients.js"
+import type { Nats } from "./Nats.js"
+import type * as Placement from "./Placement.js"
+
+/**
+ * Options of the fleet client.
+ *
+ * @since 0.3.0
+ */
+export interface Options {
+  /** Act as this named owner on every machine (under this client's NATS user); default: anonymous. */
+  readonly owner?: string | undefined
+  /** The client's name in the machines' logs. */
+  readonly client?: string | undefined
+  /** A session's handshake deadline (default 2 s). */
+  readonly handshakeTimeoutMs?: number | undefined
+  /** How long the start waits for a first machine to announce itself (default 1 s). */
+  readonly discoveryWaitMs?: number | undefined
+}
+
+/**
+ * Run `effect` with its `open`s placed as `request` asks (a machine by name, or labels).
+ *
+ * @since 0.3.0
+ */
+export const placedOn: (
+  request: Placement.Request
+) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = CorePlacement.placedOn
+
+/**
+ * What the fleet client knows besides the three services.
+ *
+ * @since 0.3.0
+ */
+export class Fleet extends Context.Tag("@agent-terminal/fleet/FleetTerminal/Fleet")<Fleet, {
+  readonly directory: Discovery.Directory["Type"]
+  /** The machine an id names (`undefined` for an id of no machine). */
+  readonly machineOf: (sessionId: string) => string | undefined
+}>() {}
+
+/**
+ * The three services over the fleet, and what it knows.
+ *
+ * @since 0.3.0
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<
+  {
+    readonly pty: PtyService.PtyService["Type"]
+    readonly tasks: TaskRuntime.Tasks["Type"]
+    readonly exec: Exec.Exec["Type"]
+    readonly fleet: Fleet["Type"]
+  },
+  NotPermitted,
+  Nats | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const directory = yield* Discovery.makeDirectory()
+    // The machines answer the directory's first "announce now" at once: a client's first open finds them.
+    yield* directory.machines.pipe(
+      Effect.repeat({ until: (machines) => machines.length > 0, schedule: Schedule.spaced("20 millis") }),
+      Effect.timeout(options.discoveryWaitMs ?? 1_000),
+      Effect.ignore
+    )
+    const completions = yield* PubSub.unbounded<TaskRuntime.TaskEvent>()
+    const clients = yield* machineClients.make({
+      ...options,
+      onCompletion: (event) => PubSub.publish(completions, event),
+      runOf: (machine) => Effect.map(directory.machines, (machines) => machines.find((m) => m.machine === machine)?.run)
+    })
+    const { call } = clients
+    /** Which machine each task id seen came from (a task id does not name its machine). */
+    const taskHomes = new Map<string, string>()
+    const noted = <A extends { readonly taskId?: string | undefined }>(machine: string) => (result: A) => {
+      if (result.taskId !== undefined) taskHomes.set(result.taskId, machine)
+      return result
+    }
+
+    /** The machine of `sessionId`, or the error that answers it without asking any machine. */
+    const home = (sessionId: string): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> =>
+      Effect.flatMap(
+        directory.machines,
+        (machines): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> => {
+          const place = FleetIds.parse(sessionId)
+          if (place === undefined) return Effect.fail(new Errors.SessionNotFound({ sessionId }))
+          const now = machines.find((machine) => machine.machine === place.machine)
+          if (now !== undefined && now.run !== place.run) {
+            return Effect.fail(
+              new Errors.SessionLost({ sessionId, lostAt: new Date().toISOString(), reason: "daemon-died" })
+            )
+          }
+          return Effect.succeed(place.machine)
+        }
+      )
+    const byId = <A, E>(sessionId: string, use: (client: machineClients.Client) => Effect.Effect<A, E>) =>
+      Effect.flatMap(home(sessionId), (machine) => call(machine, use))
+
+    /** Every machine in the directory or in session now. */
+    const everyMachine = Effect.map(directory.machines, (machines) => [
+      ...new Set([...machines.map((machine) => machine.machine), ...clients.connected()])
+    ])
+    /** `use` on every machine that answers; a machine that does not is left out (and logged). */
+    const fanOut = <A>(use: (client: machineClients.Client) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
+      Effect.flatMap(everyMachine, (machines) =>
+        Effect.forEach(machines, (machine) =>
+          call(machine, use).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logWarning(`fleet: machine ${machine} left out of a list`, cause).pipe(Effect.as([]))
+            )
+          ), { concurrency: "unbounded" })).pipe(Effect.map((lists) => lists.flat()))
+
+    /** A task's machine: the one it came from, else each machine in turn until one knows it. */
+    const byTask = <A, E>(
+      taskId: string,
+      use: (client: machineClients.Client) => Effect.Effect<A, E>
+    ): Effect.Effect<A, machineClients.Own<E> | Errors.TaskNotFound> =>
+      Effect.suspend(() => {
+        const known = taskHomes.get(taskId)
+        if (known !== undefined) return call(known, use)
+        return Effect.flatMap(
+          everyMachine,
+          (machines): Effect.Effect<A, machineClients.Own<E> | Errors.TaskNotFound> => {
+            const attempt = (rest: ReadonlyArray<string>): Effect.Effect<A, machineClients.Own<E>> =>
+              rest.length === 1
+                ? call(rest[0]!, use)
+                : call(rest[0]!, use).pipe(
+                  Effect.catchIf(
+                    (error) => (error as { _tag?: string })._tag === "TaskNotFound",
+                    () => attempt(rest.slice(1))
+                  )
+                )
+            return machines.length === 0 ? Effect.fail(new Errors.TaskNotFound({ taskId })) : attempt(machines)
+          }
+        )
+      })
+
+    // A machine that is not there, or none with the labels: the caller's input, typed (the model can fix it).
+    const placed = Effect.flatMap(FiberRef.get(CorePlacement.current), (request) =>
+      Effect.mapError(directory.place(request), (error) =>
+        new Errors.InvalidInput({
+          field: request.machine !== undefined ? "machine" : "labels",
+          reason: error.message
+        })))
+
+    const pty = PtyService.PtyService.of({
+      open: (_owner, request) =>
+        Effect.flatMap(placed, (machine) =>
+          call(machine.machine, (client) =>
+            client.Open({ request }))),
+      send: (_owner, sessionId, request) =>
+        Effect.flatMap(
+          home(sessionId),
+          (machine) => call(machine, (client) => client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
+        ),
+      read: (_owner, sessionId, request) => byId(sessionId, (client) => client.Read({ sessionId, request })),
+      signal: (_owner, sessionId, signal) => byId(sessionId, (client) => client.Signal({ sessionId, signal })),
+      cancel: (_owner, sessionId) => byId(sessionId, (client) => client.Cancel({ sessionId })),
+      resize: (_owner, sessionId, request) => byId(sessionId, (client) => client.Resize({ sessionId, request })),
+      requestHuman: (_owner, sessionId, request) =>
+        Effect.flatMap(
+          home(sessionId),
+          (machine) =>
+            call(machine, (client) => client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
+        ),
+      close: (_owner, sessionId) => byId(sessionId, (client) => client.Close({ sessionId })),
+      list: () => fanOut((client) => client.List({})),
+      closeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.CloseOwner({}), []))),
+      configureSandbox: (_owner, policy) =>
+        Effect.flatMap(everyMachine, (machines) =>
+          Effect.forEach(machines, (machine) =>
+            call(machine, (client) =>
+              client.ConfigureSandbox({ policy })), {
+            discard: true
+          })),
+      sandboxOf: () =>
+        Effect.flatMap(Effect.orDie(placed), (machine) =>
+          call(machine.machine, (client) => client.SandboxOf({}))),
+      watch: (_owner, sessionId, watchOptions) =>
+        Effect.gen(function*() {
+          const machine = yield* home(sessionId)
+          const { client } = yield* clients.session(machine)
+          const mailbox = yield* client.Watch({
+            sessionId,
+            ...(watchOptions?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: watchOptions.maxBufferedBytes })
+          }, { asMailbox: true })
+          const first = yield* mailbox.take.pipe(
+            Effect.catchAll((error) =>
+              clients.isTransport(error)
+                ? Effect.die(error)
+                : error._tag === "NoSuchElementException"
+                ? Effect.die(
+                  new MachineUnavailable({ machine, since: Date.now(), reason: "the watch ended before its snapshot" })
+                )
+                : Effect.fail(error as Exclude<typeof error, { readonly _tag: "NoSuchElementException" }>)
+            )
+          )
+          if (first._tag !== "Snapshot") {
+            return yield* Effect.die(
+              new MachineUnavailable({ machine, since: Date.now(), reason: "the watch did not start with a snapshot" })
+            )
+          }
+          const events = Mailbox.toStream(mailbox).pipe(
+            Stream.orDie,
+            Stream.filter((item): item is Watch.WatchEvent => item._tag !== "Snapshot")
+          )
+          return { snapshot: first, events }
+        }) as ReturnType<NonNullable<PtyService.PtyService["Type"]["watch"]>>
+    })
+
+    const tasks = TaskRuntime.Tasks.of({
+      output: (_owner, taskId, outputOptions) =>
+        byTask(taskId, (client) =>
+          client.TaskOutput({ taskId, ...(outputOptions === undefined ? {} : { options: outputOptions }) })),
+      kill: (_owner, taskId) =>
+        byTask(taskId, (client) =>
+          client.TaskKill({ taskId })),
+      write: (_owner, taskId, input) => byTask(taskId, (client) => client.TaskWrite({ taskId, input })),
+      list: () => fanOut((client) => client.TaskList({})),
+      remove: (_owner, taskId) => byTask(taskId, (client) => client.TaskRemove({ taskId })),
+      removeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.TaskRemoveOwner({}), []))),
+      completions
+    })
+
+    const exec = Exec.Exec.of({
+      shell: "bash",
+      exec: (_owner, request) =>
+        Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
+          call(machine, (client) =>
+            client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
+      poll: (_owner, taskId, pollOptions) =>
+        byTask(taskId, (client) =>
+          client.ExecPoll({ taskId, ...(pollOptions === undefined ? {} : { options: pollOptions }) })),
+      log: (_owner, taskId, request) =>
+        byTask(taskId, (client) =>
+          client.ExecLog({ taskId, request })),
+      write: (_owner, taskId, input) =>
+        byTask(taskId, (client) => client.ExecWrite({ taskId, input })),
+      kill: (_owner, taskId) => byTask(taskId, (client) => client.ExecKill({ taskId })),
+      remove: (_owner, taskId) => byTask(taskId, (client) => client.ExecRemove({ taskId })),
+      list: () => fanOut((client) => client.ExecList({}))
+    })
+
+    return { pty, tasks, exec, fleet: { directory, machineOf: (id) => FleetIds.parse(id)?.machine } }
+  })
+
+/**
+ * `PtyService`, `TaskRuntime` and `Exec` over the fleet, and `Fleet`.
+ *
+ * @since 0.3.0
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<PtyService.PtyService | TaskRuntime.Tasks | Exec.Exec | Fleet, NotPermitted, Nats> =>
+  Layer.scopedContext(
+    Effect.map(make(options), ({ exec, fleet, pty, tasks }) =>
+      Context.make(PtyService.PtyService, pty).pipe(
+        Context.add(TaskRuntime.Tasks, tasks),
+        Context.add(Exec.Exec, exec),
+        Context.add(Fleet, fleet)
+      ))
+  )
