@@ -83,6 +83,7 @@ export const make = (
   Nats | Scope.Scope
 > =>
   Effect.gen(function*() {
+    const clock = yield* Effect.clock
     const directory = yield* Discovery.makeDirectory()
     // The machines answer the directory's first "announce now" at once: a client's first open finds them.
     yield* directory.machines.pipe(
@@ -114,7 +115,11 @@ export const make = (
           const now = machines.find((machine) => machine.machine === place.machine)
           if (now !== undefined && now.run !== place.run) {
             return Effect.fail(
-              new Errors.SessionLost({ sessionId, lostAt: new Date().toISOString(), reason: "daemon-died" })
+              new Errors.SessionLost({
+                sessionId,
+                lostAt: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
+                reason: "daemon-died"
+              })
             )
           }
           return Effect.succeed(place.machine)
@@ -217,14 +222,22 @@ export const make = (
                 ? Effect.die(error)
                 : error._tag === "NoSuchElementException"
                 ? Effect.die(
-                  new MachineUnavailable({ machine, since: Date.now(), reason: "the watch ended before its snapshot" })
+                  new MachineUnavailable({
+                    machine,
+                    since: clock.unsafeCurrentTimeMillis(),
+                    reason: "the watch ended before its snapshot"
+                  })
                 )
                 : Effect.fail(error as Exclude<typeof error, { readonly _tag: "NoSuchElementException" }>)
             )
           )
           if (first._tag !== "Snapshot") {
             return yield* Effect.die(
-              new MachineUnavailable({ machine, since: Date.now(), reason: "the watch did not start with a snapshot" })
+              new MachineUnavailable({
+                machine,
+                since: clock.unsafeCurrentTimeMillis(),
+                reason: "the watch did not start with a snapshot"
+              })
             )
           }
           const events = Mailbox.toStream(mailbox).pipe(
