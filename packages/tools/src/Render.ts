@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { type Exec, Session } from "@agent-terminal/core"
+import { type Exec, type PtyService, Session } from "@agent-terminal/core"
 import { Capture, Utf8 } from "@agent-terminal/terminal"
 import type { TerminalToolkit } from "./TerminalTools.js"
 
@@ -401,6 +401,21 @@ export const processResult = (
 }
 
 /**
+ * A snapshot: the size and the cursor (from 1), what holds the terminal, then its rows as a send's screen
+ * is shown (`screenRows`).
+ *
+ * @since 0.4.0
+ */
+export const snapshotResult = (result: PtyService.SnapshotResult, maxBytes: number): string => {
+  const { cursor } = result.screen
+  const facts = [`[size: ${result.cols}x${result.rows}]`, `[cursor: ${cursor.row + 1}:${cursor.col + 1}]`]
+  if (result.alternate) facts.push("[full-screen program]")
+  if (result.busy) facts.push("[busy]")
+  if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
+  return bounded(facts.join(" "), screenRows(result.screen.rows).join("\n"), maxBytes)
+}
+
+/**
  * The names of the tools.
  *
  * @since 0.4.0
@@ -417,6 +432,7 @@ export const renderings: { readonly [K in ToolName]: (payload: any, result: any,
   terminal_open: (_payload, result, maxBytes) => openResult(result, maxBytes),
   terminal_send: (_payload, result, maxBytes) => sendResult(result, maxBytes),
   terminal_read: (_payload, result, maxBytes) => readResult(result, maxBytes),
+  terminal_snapshot: (_payload, result, maxBytes) => snapshotResult(result, maxBytes),
   terminal_signal: (payload, result, maxBytes) =>
     signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false),
   terminal_close: (_payload, result, maxBytes) => closeResult(result, maxBytes),
@@ -442,6 +458,7 @@ export const bodyFields: { readonly [K in ToolName]?: ReadonlyArray<string> } = 
   terminal_send: ["output"],
   terminal_signal: ["output"],
   terminal_read: ["text"],
+  terminal_snapshot: ["screen"],
   task_output: ["output"],
   task_kill: ["output"],
   exec: ["output"],
