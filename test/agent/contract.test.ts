@@ -43,7 +43,7 @@ describe("the contract over a real MCP client", () => {
     try {
       const tools = (await all.client.listTools()).tools
       const terminalTools = (await terminal.client.listTools()).tools
-      expect(tools.length).toBe(12)
+      expect(tools.length).toBe(13)
       expect(seenBytes(tools)).toBeLessThanOrEqual(10 * 1024)
       expect(seenBytes(terminalTools)).toBeLessThan(seenBytes(tools))
       for (const tool of tools) {
@@ -89,6 +89,10 @@ describe("the contract over a real MCP client", () => {
         expect(JSON.stringify(sent.structuredContent)).not.toContain("two")
         await call("terminal_send", { sessionId, steps: [{ text: "echo first" }, { text: "echo second" }] })
         await call("terminal_read", { sessionId, count: 5 })
+        const shown = await call("terminal_snapshot", { sessionId })
+        // the screen's rows are in the text only
+        expect(textOf(shown)).toContain("second")
+        expect(structured(shown).screen).toBeUndefined()
         await call("terminal_resize", { sessionId, cols: 100, rows: 30 })
         await call("terminal_list", {})
         await call("terminal_send", { sessionId, text: "sleep 30", timeoutMs: 300 })

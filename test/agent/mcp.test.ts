@@ -155,7 +155,8 @@ describe("the agent's side over a real MCP client (stdio)", () => {
         "terminal_request_human",
         "terminal_resize",
         "terminal_send",
-        "terminal_signal"
+        "terminal_signal",
+        "terminal_snapshot"
       ])
       const send = tools.find((tool) => tool.name === "terminal_send")!
       expect(Object.keys(send.inputSchema.properties ?? {})).not.toContain("run_in_background")

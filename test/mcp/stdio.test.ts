@@ -29,7 +29,8 @@ describe("MCP over stdio with a real client", () => {
         "terminal_request_human",
         "terminal_resize",
         "terminal_send",
-        "terminal_signal"
+        "terminal_signal",
+        "terminal_snapshot"
       ])
       expectToolContract(tools)
     } finally {

@@ -5,6 +5,7 @@
  */
 import { Discovery, Nats } from "@agent-terminal/fleet"
 import type { Doctor } from "@agent-terminal/node"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -42,14 +43,16 @@ export const checks = (
     }
     // the machines answer the directory's "announce now" at once: listen until none joined for 500 ms
     // (at most 2 s)
-    const deadline = Date.now() + 2_000
+    const deadline = (yield* Clock.currentTimeMillis) + 2_000
     let machines = yield* directory.right.machines
-    let quietSince = Date.now()
-    while (Date.now() < deadline && (machines.length === 0 || Date.now() - quietSince < 500)) {
+    let quietSince = yield* Clock.currentTimeMillis
+    let now = quietSince
+    while (now < deadline && (machines.length === 0 || now - quietSince < 500)) {
       yield* Effect.sleep("50 millis")
-      const now = yield* directory.right.machines
-      if (now.length !== machines.length) quietSince = Date.now()
-      machines = now
+      const seen = yield* directory.right.machines
+      now = yield* Clock.currentTimeMillis
+      if (seen.length !== machines.length) quietSince = now
+      machines = seen
     }
     return [
       connection,

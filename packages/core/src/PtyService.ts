@@ -40,9 +40,11 @@ import {
   ReadResult,
   ResizeRequest,
   ResizeResult,
+  ScreenSnapshot,
   SendRequest,
   SendResult,
   SessionInfo,
+  SessionStatus,
   SignalName,
   SignalResult
 } from "./Session.js"
@@ -79,6 +81,23 @@ export const CancelResult = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type CancelResult = typeof CancelResult.Type
+
+/**
+ * A terminal's screen now (`snapshot`): its rows and cursor, its size, whether a full-screen program holds
+ * it (the alternate screen), whether a send or a background task holds the session, and its status.
+ *
+ * @since 0.4.0
+ */
+export const SnapshotResult = Schema.Struct({
+  screen: ScreenSnapshot,
+  cols: Schema.Number,
+  rows: Schema.Number,
+  alternate: Schema.Boolean,
+  busy: Schema.Boolean,
+  sessionStatus: SessionStatus
+})
+/** @since 0.4.0 */
+export type SnapshotResult = typeof SnapshotResult.Type
 
 const checkId = (id: unknown): Either.Either<SessionId, InvalidInput> =>
   typeof id === "string" && id.length <= bounds.idLength
@@ -212,6 +231,11 @@ export const operations = {
     success: ResizeResult,
     errors: [...lookup, Errors.SessionExited, Errors.InvalidInput, Errors.HumanInControl]
   }),
+  /**
+   * The terminal's screen now, as a person sees it: nothing is sent, nothing waited for, and a send in
+   * flight is not disturbed (the send slot is not taken). An exited session shows its last screen.
+   */
+  snapshot: Operation.make("Snapshot", { args: [sessionId], success: SnapshotResult, errors: lookup, checked: false }),
   /**
    * Ask for a person (shown in the live view): a task of kind `human` that completes, with what the person
    * did, at the next hand-back of the control. With `wait`, block for it up to `timeoutMs`; `task_output`

@@ -70,7 +70,7 @@ export const TerminalConfigSchema = Schema.Struct({
       Schema.pattern(/^[A-Za-z0-9_~-]{1,40}$/),
       Schema.annotations({ title: "sessionIdPrefix", message: () => "at most 40 of A-Z a-z 0-9 _ ~ -" })
     ),
-    { default: () => "s-" }
+    { default: (): string => defaults.sessionIdPrefix }
   ),
   /** Working directory of new sessions when none is given. */
   defaultCwd: Schema.optional(Schema.String),

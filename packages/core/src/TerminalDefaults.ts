@@ -29,6 +29,7 @@ export const defaults = {
   rows: 40,
   idleWhileRunning: false,
   shell: "bash",
+  sessionIdPrefix: "s-",
   execTimeoutMs: 1_800_000,
   execNoOutputTimeoutMs: 600_000,
   execYieldMs: 30_000,

@@ -12,7 +12,15 @@
  *
  * @since 0.3.0
  */
-import { Errors, Exec, Placement as CorePlacement, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import {
+  Errors,
+  Exec,
+  type Operation,
+  Placement as CorePlacement,
+  PtyService,
+  TaskRuntime,
+  type Watch
+} from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -83,6 +91,7 @@ export const make = (
   Nats | Scope.Scope
 > =>
   Effect.gen(function*() {
+    const clock = yield* Effect.clock
     const directory = yield* Discovery.makeDirectory()
     // The machines answer the directory's first "announce now" at once: a client's first open finds them.
     yield* directory.machines.pipe(
@@ -114,7 +123,11 @@ export const make = (
           const now = machines.find((machine) => machine.machine === place.machine)
           if (now !== undefined && now.run !== place.run) {
             return Effect.fail(
-              new Errors.SessionLost({ sessionId, lostAt: new Date().toISOString(), reason: "daemon-died" })
+              new Errors.SessionLost({
+                sessionId,
+                lostAt: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
+                reason: "daemon-died"
+              })
             )
           }
           return Effect.succeed(place.machine)
@@ -170,27 +183,51 @@ export const make = (
           reason: error.message
         })))
 
+    /**
+     * Every operation of `table` whose first argument is `first` (a session's or a task's id), routed by that
+     * id with `route`: the payload is the arguments by name, as `RemoteTerminal` sends them. A new operation
+     * on a session or a task reaches the fleet from its declaration alone; the others are written below.
+     */
+    const routedBy = <Ops extends Operation.Table>(
+      table: Ops,
+      first: string,
+      route: (id: string, use: (client: machineClients.Client) => Effect.Effect<unknown, unknown>) => unknown
+    ): Partial<Operation.ServiceOf<Ops>> => {
+      const service: Record<string, unknown> = {}
+      for (const [method, operation] of Object.entries(table)) {
+        const names = operation.args.map((argument) =>
+          argument.name
+        )
+        if (names[0] !== first) continue
+        service[method] = (_owner: unknown, ...args: ReadonlyArray<unknown>) =>
+          route(String(args[0]), (client) => {
+            const payload: Record<string, unknown> = {}
+            for (let index = 0; index < names.length; index++) {
+              if (args[index] !== undefined) payload[names[index]!] = args[index]
+            }
+            return (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
+              operation.tag
+            ]!(payload)
+          })
+      }
+      return service as Partial<Operation.ServiceOf<Ops>>
+    }
+
     const pty = PtyService.PtyService.of({
+      ...(routedBy(PtyService.operations, "sessionId", byId) as Operation.ServiceOf<typeof PtyService.operations>),
       open: (_owner, request) =>
-        Effect.flatMap(placed, (machine) =>
-          call(machine.machine, (client) =>
-            client.Open({ request }))),
+        Effect.flatMap(placed, (machine) => call(machine.machine, (client) => client.Open({ request }))),
       send: (_owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) => call(machine, (client) => client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
         ),
-      read: (_owner, sessionId, request) => byId(sessionId, (client) => client.Read({ sessionId, request })),
-      signal: (_owner, sessionId, signal) => byId(sessionId, (client) => client.Signal({ sessionId, signal })),
-      cancel: (_owner, sessionId) => byId(sessionId, (client) => client.Cancel({ sessionId })),
-      resize: (_owner, sessionId, request) => byId(sessionId, (client) => client.Resize({ sessionId, request })),
       requestHuman: (_owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) =>
             call(machine, (client) => client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
         ),
-      close: (_owner, sessionId) => byId(sessionId, (client) => client.Close({ sessionId })),
       list: () => fanOut((client) => client.List({})),
       closeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.CloseOwner({}), []))),
       configureSandbox: (_owner, policy) =>
@@ -217,14 +254,22 @@ export const make = (
                 ? Effect.die(error)
                 : error._tag === "NoSuchElementException"
                 ? Effect.die(
-                  new MachineUnavailable({ machine, since: Date.now(), reason: "the watch ended before its snapshot" })
+                  new MachineUnavailable({
+                    machine,
+                    since: clock.unsafeCurrentTimeMillis(),
+                    reason: "the watch ended before its snapshot"
+                  })
                 )
                 : Effect.fail(error as Exclude<typeof error, { readonly _tag: "NoSuchElementException" }>)
             )
           )
           if (first._tag !== "Snapshot") {
             return yield* Effect.die(
-              new MachineUnavailable({ machine, since: Date.now(), reason: "the watch did not start with a snapshot" })
+              new MachineUnavailable({
+                machine,
+                since: clock.unsafeCurrentTimeMillis(),
+                reason: "the watch did not start with a snapshot"
+              })
             )
           }
           const events = Mailbox.toStream(mailbox).pipe(
@@ -236,36 +281,21 @@ export const make = (
     })
 
     const tasks = TaskRuntime.Tasks.of({
-      output: (_owner, taskId, outputOptions) =>
-        byTask(taskId, (client) =>
-          client.TaskOutput({ taskId, ...(outputOptions === undefined ? {} : { options: outputOptions }) })),
-      kill: (_owner, taskId) =>
-        byTask(taskId, (client) =>
-          client.TaskKill({ taskId })),
-      write: (_owner, taskId, input) => byTask(taskId, (client) => client.TaskWrite({ taskId, input })),
+      ...(routedBy(TaskRuntime.operations, "taskId", byTask) as Operation.ServiceOf<typeof TaskRuntime.operations>),
       list: () => fanOut((client) => client.TaskList({})),
-      remove: (_owner, taskId) => byTask(taskId, (client) => client.TaskRemove({ taskId })),
       removeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.TaskRemoveOwner({}), []))),
       completions
     })
 
     const exec = Exec.Exec.of({
+      ...(routedBy(Exec.operations, "taskId", byTask) as Operation.ServiceOf<typeof Exec.operations>),
       shell: "bash",
       exec: (_owner, request) =>
         Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
           call(machine, (client) =>
             client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
-      poll: (_owner, taskId, pollOptions) =>
-        byTask(taskId, (client) =>
-          client.ExecPoll({ taskId, ...(pollOptions === undefined ? {} : { options: pollOptions }) })),
-      log: (_owner, taskId, request) =>
-        byTask(taskId, (client) =>
-          client.ExecLog({ taskId, request })),
-      write: (_owner, taskId, input) =>
-        byTask(taskId, (client) => client.ExecWrite({ taskId, input })),
-      kill: (_owner, taskId) => byTask(taskId, (client) => client.ExecKill({ taskId })),
-      remove: (_owner, taskId) => byTask(taskId, (client) => client.ExecRemove({ taskId })),
-      list: () => fanOut((client) => client.ExecList({}))
+      list: () =>
+        fanOut((client) => client.ExecList({}))
     })
 
     return { pty, tasks, exec, fleet: { directory, machineOf: (id) => FleetIds.parse(id)?.machine } }

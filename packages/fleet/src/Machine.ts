@@ -14,6 +14,7 @@
 import { Oversight } from "@agent-terminal/core"
 import { type DaemonServer, TerminalRegistry } from "@agent-terminal/daemon"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -57,7 +58,7 @@ const registryFollower = (
 ) => {
   const known = new Map<string, { readonly status: string; readonly owner: string }>()
   return Effect.gen(function*() {
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     const sessions = yield* oversight.sessions
     const seen = new Set<string>()
     for (const session of sessions) {
@@ -158,10 +159,10 @@ export const transport = (
       }
       return registry.terminal(sessionId).pipe(
         Effect.orElseSucceed(() => Option.none<TerminalRegistry.TerminalRecord>()),
-        Effect.map((record) => {
+        Effect.zipWith(Clock.currentTimeMillis, (record, now) => {
           const ended = Option.getOrUndefined(record)
           return {
-            lostAt: new Date(ended?.endedAt ?? Date.now()).toISOString(),
+            lostAt: new Date(ended?.endedAt ?? now).toISOString(),
             reason: ended?.endReason === "daemon-stopped" ? "daemon-stopped" as const : "daemon-died" as const
           }
         })

@@ -69,7 +69,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("the fleet'
       expect(yield* put(m1, "m1.own")).toBe("written")
       expect(yield* put(m1, "m2.forged")).toContain("Permissions Violation")
       expect(yield* put(c1, "m1.forged")).toContain("Permissions Violation")
-      const reader = yield* FleetRegistry.makeReader().pipe(Effect.provideService(Nats.Nats, c1))
+      const reader = yield* FleetRegistry.makeReader({ timeoutMs: 15_000 }).pipe(Effect.provideService(Nats.Nats, c1))
       expect([...(yield* reader.keys())].sort()).toEqual(["m1.own"])
     }))
 
@@ -89,7 +89,7 @@ layer(fleetLayer(), { timeout: 120_000, excludeTestServices: true })("the fleet'
       // A call after them is answered, so the machine has handled them (one subscription, in order).
       const caller = yield* client(fleet, "c1", "m2")
       expect((yield* caller.Echo({ text: "after" })).text).toBe("after")
-      const reader = yield* FleetRegistry.makeReader().pipe(Effect.provideService(Nats.Nats, raw))
+      const reader = yield* FleetRegistry.makeReader({ timeoutMs: 15_000 }).pipe(Effect.provideService(Nats.Nats, raw))
       expect(yield* reader.keys("m2")).toEqual([])
     }))
 

@@ -75,6 +75,7 @@ export const make: Effect.Effect<ToolHandlers, never, PtyService.PtyService | Ta
           })))
       },
       terminal_read: (owner, { sessionId, ...request }) => service.read(owner, id(sessionId), request),
+      terminal_snapshot: (owner, { sessionId }) => service.snapshot(owner, id(sessionId)),
       terminal_signal: (owner, { sessionId, signal, timeoutMs, wait }) => {
         const target = id(sessionId)
         if (wait === false) return service.signal(owner, target, signal)

@@ -4,8 +4,9 @@
  *
  * @since 0.1.0
  */
-import { type Exec, Session } from "@agent-terminal/core"
+import { type Exec, type PtyService, Session } from "@agent-terminal/core"
 import { Capture, Utf8 } from "@agent-terminal/terminal"
+import type { TerminalToolkit } from "./TerminalTools.js"
 
 const status = (value: Session.SessionStatus): string =>
   value._tag === "running"
@@ -403,4 +404,69 @@ export const processResult = (
         maxBytes
       )
   }
+}
+
+/**
+ * A snapshot: the size and the cursor (from 1), what holds the terminal, then its rows as a send's screen
+ * is shown (`screenRows`).
+ *
+ * @since 0.4.0
+ */
+export const snapshotResult = (result: PtyService.SnapshotResult, maxBytes: number): string => {
+  const { cursor } = result.screen
+  const facts = [`[size: ${result.cols}x${result.rows}]`, `[cursor: ${cursor.row + 1}:${cursor.col + 1}]`]
+  if (result.alternate) facts.push("[full-screen program]")
+  if (result.busy) facts.push("[busy]")
+  if (result.sessionStatus._tag === "exited") facts.push(`[session: ${status(result.sessionStatus)}]`)
+  return bounded(facts.join(" "), screenRows(result.screen.rows).join("\n"), maxBytes)
+}
+
+/**
+ * The names of the tools.
+ *
+ * @since 0.4.0
+ */
+export type ToolName = keyof typeof TerminalToolkit.tools
+
+/**
+ * Each tool's rendering: its parameters and its (encoded) result to the text a model reads, within
+ * `maxBytes`. Total over the tools: a tool without a rendering is a type error.
+ *
+ * @since 0.4.0
+ */
+export const renderings: { readonly [K in ToolName]: (payload: any, result: any, maxBytes: number) => string } = {
+  terminal_open: (_payload, result, maxBytes) => openResult(result, maxBytes),
+  terminal_send: (_payload, result, maxBytes) => sendResult(result, maxBytes),
+  terminal_read: (_payload, result, maxBytes) => readResult(result, maxBytes),
+  terminal_snapshot: (_payload, result, maxBytes) => snapshotResult(result, maxBytes),
+  terminal_signal: (payload, result, maxBytes) =>
+    signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false),
+  terminal_close: (_payload, result, maxBytes) => closeResult(result, maxBytes),
+  terminal_list: (_payload, result, maxBytes) => listResult(result.sessions, maxBytes),
+  terminal_resize: (_payload, result, maxBytes) => resizeResult(result, maxBytes),
+  terminal_request_human: (_payload, result, maxBytes) => humanRequestResult(result, maxBytes),
+  task_output: (_payload, result, maxBytes) => taskView(result, maxBytes),
+  task_kill: (_payload, result, maxBytes) => taskView(result, maxBytes),
+  exec: (_payload, result, maxBytes) => execResult(result, maxBytes),
+  process: (_payload, result, maxBytes) => processResult(result, maxBytes)
+}
+
+/**
+ * The fields of each tool's result that its text holds whole (its output, a page, a screen): they are sent
+ * once, in the text, and are not part of `structuredContent` (a send that opened the default terminal keeps
+ * its `motd` there: its text says only that it opened it). `steps` are a send's steps, whose outputs are in
+ * the text too; `result` is a task's send result, whose output is the task's.
+ *
+ * @since 0.4.0
+ */
+export const bodyFields: { readonly [K in ToolName]?: ReadonlyArray<string> } = {
+  terminal_open: ["motd"],
+  terminal_send: ["output"],
+  terminal_signal: ["output"],
+  terminal_read: ["text"],
+  terminal_snapshot: ["screen"],
+  task_output: ["output"],
+  task_kill: ["output"],
+  exec: ["output"],
+  process: ["output", "text"]
 }

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, Exec, Session, TaskRuntime } from "@agent-terminal/core"
+import { Errors, Exec, PtyService, Session, TaskRuntime } from "@agent-terminal/core"
 import { Tool, Toolkit } from "@effect/ai"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
@@ -256,6 +256,21 @@ export const TerminalResize = annotate(
 )
 
 /**
+ * `terminal_snapshot`: a terminal's screen now, without sending anything or waiting.
+ *
+ * @since 0.4.0
+ */
+export const TerminalSnapshot = annotate(
+  Tool.make("terminal_snapshot", {
+    description: "A terminal's screen now, sending nothing; works while a send runs.",
+    parameters: { sessionId },
+    success: PtyService.SnapshotResult,
+    failure: Errors.TerminalError
+  }),
+  { title: "Look at a terminal", readOnly: true, destructive: false, idempotent: true, openWorld: false }
+)
+
+/**
  * `terminal_request_human`: ask a person to take over a session (shown in the live view).
  *
  * @since 0.2.0
@@ -433,6 +448,7 @@ export const TerminalToolkit = Toolkit.make(
   TerminalOpen,
   TerminalSend,
   TerminalRead,
+  TerminalSnapshot,
   TerminalSignal,
   TerminalClose,
   TerminalList,

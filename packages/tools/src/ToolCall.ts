@@ -5,7 +5,7 @@
  * a model reads. A failure's text and structured content together stay within `maxResultBytes`.
  *
  * The path is compiled once (`make`) from our own tables: each tool of the deployment (its `@effect/ai`
- * schemas), its handler (`Handlers`, one per tool) and its rendering; the decoder and the encoder are built
+ * schemas), its handler (`Handlers`, one per tool) and its rendering (`Render.renderings`); the decoder and the encoder are built
  * when the caller is made, not on every call.
  *
  * @since 0.1.0
@@ -23,7 +23,6 @@ import * as Handlers from "./Handlers.js"
 import * as Contract from "./internal/contract.js"
 import * as Hints from "./internal/hints.js"
 import * as Render from "./Render.js"
-import type { TerminalToolkit } from "./TerminalTools.js"
 
 /**
  * What a tool call produced, ready for any transport.
@@ -46,7 +45,7 @@ export interface ToolOutcome {
  *
  * @since 0.1.0
  */
-export type ToolName = keyof typeof TerminalToolkit.tools
+export type ToolName = Render.ToolName
 
 /**
  * A call path over the handlers it was made with.
@@ -59,26 +58,6 @@ export interface Caller {
    * client's); never fails (a failure is an outcome with `isError`).
    */
   readonly call: (owner: Ids.OwnerId, name: string, payload: unknown) => Effect.Effect<ToolOutcome>
-}
-
-/**
- * Each tool's rendering: its parameters and its (encoded) result to the text a model reads, within
- * `maxBytes`. Total over the tools: a tool without a rendering is a type error.
- */
-const renderings: { readonly [K in ToolName]: (payload: any, result: any, maxBytes: number) => string } = {
-  terminal_open: (_payload, result, maxBytes) => Render.openResult(result, maxBytes),
-  terminal_send: (_payload, result, maxBytes) => Render.sendResult(result, maxBytes),
-  terminal_read: (_payload, result, maxBytes) => Render.readResult(result, maxBytes),
-  terminal_signal: (payload, result, maxBytes) =>
-    Render.signalResult(result, String(payload?.signal), maxBytes, payload?.wait !== false),
-  terminal_close: (_payload, result, maxBytes) => Render.closeResult(result, maxBytes),
-  terminal_list: (_payload, result, maxBytes) => Render.listResult(result.sessions, maxBytes),
-  terminal_resize: (_payload, result, maxBytes) => Render.resizeResult(result, maxBytes),
-  terminal_request_human: (_payload, result, maxBytes) => Render.humanRequestResult(result, maxBytes),
-  task_output: (_payload, result, maxBytes) => Render.taskView(result, maxBytes),
-  task_kill: (_payload, result, maxBytes) => Render.taskView(result, maxBytes),
-  exec: (_payload, result, maxBytes) => Render.execResult(result, maxBytes),
-  process: (_payload, result, maxBytes) => Render.processResult(result, maxBytes)
 }
 
 const isTerminalError = Schema.is(Errors.TerminalError)
@@ -167,7 +146,7 @@ const compile = (tool: Tool.Any, handlers: Handlers.ToolHandlers): Compiled => {
     }),
     run: handlers[name] as (owner: Ids.OwnerId, params: unknown) => Effect.Effect<unknown, unknown>,
     encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>),
-    render: renderings[name]
+    render: Render.renderings[name]
   }
 }
 

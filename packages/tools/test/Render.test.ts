@@ -190,3 +190,26 @@ describe("errors within 64 bytes over the one call path (26)", () => {
       expect(roomy.structured).toMatchObject({ _tag: "TaskNotFound", taskId })
     }).pipe(Effect.provide(Handlers.layer), Effect.provide(fakeTerminal().layer)))
 })
+
+describe("a snapshot's text", () => {
+  const snapshot = {
+    screen: { rows: ["hello", ...Array.from({ length: 20 }, () => "~"), "\"f.txt\" 1L"], cursor: { row: 0, col: 4 } },
+    cols: 80,
+    rows: 22,
+    alternate: true,
+    busy: true,
+    sessionStatus: { _tag: "exited" as const, exitCode: 3, signal: null }
+  }
+
+  it("the facts (the cursor from 1), then the rows folded as a send's screen is", () => {
+    expect(Render.snapshotResult(snapshot, 4096)).toBe(
+      "[size: 80x22] [cursor: 1:5] [full-screen program] [busy] [session: exited with 3]\nhello\n~  [×20]\n\"f.txt\" 1L"
+    )
+    const quiet = { ...snapshot, alternate: false, busy: false, sessionStatus: { _tag: "running" as const } }
+    expect(Render.snapshotResult(quiet, 4096).split("\n")[0]).toBe("[size: 80x22] [cursor: 1:5]")
+  })
+
+  it("within the smallest cap, the size first", () => {
+    expect(fits(Render.snapshotResult(snapshot, min))).toContain("[size: 80x22]")
+  })
+})

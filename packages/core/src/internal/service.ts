@@ -19,7 +19,7 @@ import type { OwnerId, SessionId } from "../Ids.js"
 import type { Oversight } from "../Oversight.js"
 import { ProcessInspector } from "../ProcessInspector.js"
 import { PtyBackend } from "../PtyBackend.js"
-import type { CancelResult, PtyService } from "../PtyService.js"
+import type { CancelResult, PtyService, SnapshotResult } from "../PtyService.js"
 import * as Recording from "../Recording.js"
 import * as Sandbox from "../Sandbox.js"
 import type { ReadRequest, SendRequest, SessionInfo, SignalName } from "../Session.js"
@@ -72,6 +72,21 @@ const read = (deps: Deps) =>
     if (Either.isLeft(page)) return yield* new InvalidInput({ field: page.left.field, reason: page.left.reason })
     const { firstLine, lineBegin, lineEnd, text, totalLines, truncated } = page.right
     return { text, totalLines, lineBegin, lineEnd, truncated, firstLine }
+  })
+
+/** The screen now, read between two parses; the send slot is not taken, so a send in flight goes on. */
+const snapshot = (deps: Deps) =>
+  Effect.fn("PtyService.snapshot")(function*(owner: OwnerId, id: SessionId) {
+    const runtime = yield* lookup(deps, owner, id)
+    const { alternate, cursor, rows } = runtime.emulator.screen()
+    return {
+      screen: { rows, cursor },
+      cols: runtime.size.cols,
+      rows: runtime.size.rows,
+      alternate,
+      busy: runtime.slot.foreground !== undefined || runtime.slot.taskId !== undefined,
+      sessionStatus: statusOf(runtime)
+    } satisfies SnapshotResult
   })
 
 const signal = (deps: Deps) =>
@@ -164,6 +179,7 @@ export const makeWithOversight: Effect.Effect<
         )
     ),
     read: read(deps),
+    snapshot: snapshot(deps),
     signal: signal(deps),
     cancel: cancel(deps),
     close: closeSession,

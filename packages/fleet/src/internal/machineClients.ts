@@ -7,6 +7,7 @@
 import type { TaskRuntime } from "@agent-terminal/core"
 import { Protocol } from "@agent-terminal/daemon"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -66,10 +67,10 @@ const breaks = (error: unknown): boolean => {
 export type Own<E> = Exclude<E, NatsRpcClient.TransportError | Protocol.HandshakeRequired>
 
 /** A failure of the session itself, as the typed error it is (`MachineUnavailable` when it is not one). */
-const asTransport = (machine: string, error: unknown) =>
+const asTransport = (machine: string, error: unknown, now: number) =>
   error instanceof Error && isTransport(error)
     ? error
-    : new MachineUnavailable({ machine, since: Date.now(), reason: String((error as Error)?.message ?? error) })
+    : new MachineUnavailable({ machine, since: now, reason: String((error as Error)?.message ?? error) })
 
 /** The sessions, closed with the scope. */
 export const make = (options: Options) =>
@@ -101,7 +102,9 @@ export const make = (options: Options) =>
         )
         const session = yield* made.pipe(
           Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))),
-          Effect.catchAll((error) => Effect.die(asTransport(machine, error)))
+          Effect.catchAll((error) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.die(asTransport(machine, error, now)))
+          )
         )
         sessions.set(machine, session)
         return session

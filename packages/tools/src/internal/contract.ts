@@ -13,6 +13,7 @@
 import type { Tool } from "@effect/ai"
 import * as JsonSchema from "effect/JSONSchema"
 import type * as Schema from "effect/Schema"
+import * as Render from "../Render.js"
 
 type Json = Record<string, unknown>
 
@@ -130,29 +131,15 @@ export const inputSchemaOf = (tool: Tool.Any): Json => {
   return shared.properties === undefined ? { ...shared, properties: {} } : shared
 }
 
-/**
- * The fields of each tool's result that its text holds whole (its output, a page, a first screen): they are
- * sent once, in the text, and are not part of `structuredContent` (a send that opened the default terminal
- * keeps its `motd` there: its text says only that it opened it). `steps` are a send's steps, whose outputs
- * are in the text too; `result` is a task's send result, whose output is the task's.
- */
-export const bodyFields: Readonly<Record<string, ReadonlyArray<string>>> = {
-  terminal_open: ["motd"],
-  terminal_send: ["output"],
-  terminal_signal: ["output"],
-  terminal_read: ["text"],
-  task_output: ["output"],
-  task_kill: ["output"],
-  exec: ["output"],
-  process: ["output", "text"]
-}
+/** The fields each tool's text holds whole (`Render.bodyFields`), by name. */
+const bodyFields: Readonly<Record<string, ReadonlyArray<string>>> = Render.bodyFields
 
 /** Where a full-screen program's screen is in the text (`Render`): then `screen` is not sent again. */
 const SCREEN_IN_TEXT = "[full-screen program: screen "
 
 /**
  * The structured half of a result: the encoded result without the fields its text holds (see
- * `bodyFields`); a screen stays only when the text could not hold it (cut by `maxResultBytes`).
+ * `Render.bodyFields`); a screen stays only when the text could not hold it (cut by `maxResultBytes`).
  *
  * @since 0.4.0
  */
