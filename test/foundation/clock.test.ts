@@ -12,9 +12,9 @@ const root = fileURLToPath(new URL("../..", import.meta.url))
 
 /** Files that may read the wall clock, and why. Each must still do so (a stale entry fails). */
 const allowed: Record<string, string> = {
-  "packages/core/src/internal/wake.ts":
+  "packages/core/src/internal/clock/wake.ts":
     "the live clock's timers themselves: the send path reads the time several times a send, measured in docs/performance.md",
-  "packages/node/src/internal/hostExit.ts":
+  "packages/node/src/internal/teardown/hostExit.ts":
     "synchronous spins (exit handlers, the reaper): they block the event loop, so no other clock advances meanwhile",
   "packages/node/src/reaperMain.ts": "a process that outlives its owner and runs no Effect",
   "packages/node/src/FileRecordings.ts": "a recording's age, against modification times the filesystem stamps",

@@ -16,7 +16,7 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("@agent
   { sessionId: Schema.String }
 ) {
   override get message() {
-    return `no session ${this.sessionId}: it does not exist or was closed (terminal_list shows your sessions)`
+    return `no session ${this.sessionId}: it does not exist or was closed`
   }
 }
 
@@ -48,7 +48,7 @@ export class SendActive extends Schema.TaggedError<SendActive>("@agent-terminal/
   override get message() {
     return `session ${this.sessionId} is busy with another send${
       this.taskId === undefined ? "" : ` (background task ${this.taskId})`
-    }: wait for it, or interrupt it with terminal_signal SIGINT`
+    }: wait for it, or interrupt it (SIGINT)`
   }
 }
 
@@ -166,7 +166,7 @@ export class CleanupFailed extends Schema.TaggedError<CleanupFailed>("@agent-ter
   override get message() {
     return `session ${this.sessionId} closed with ${this.survivors.length} surviving process(es): ${
       this.survivors.join(", ")
-    }; retry terminal_close`
+    }; the close can be retried`
   }
 }
 
@@ -198,9 +198,9 @@ export class LimitReached extends Schema.TaggedError<LimitReached>("@agent-termi
 ) {
   override get message() {
     const what = this.limit === "terminals"
-      ? "open terminals (close one with terminal_close)"
+      ? "open terminals (close one first)"
       : this.limit === "tasks"
-      ? "live background tasks (wait for one, or end it with task_kill)"
+      ? "live background tasks (wait for one, or end one first)"
       : this.limit
     return this.scope === "server"
       ? `limit reached: this server holds at most ${this.max} ${what}, all owners together; ` +
@@ -250,8 +250,7 @@ export class HumanInControl extends Schema.TaggedError<HumanInControl>("@agent-t
 ) {
   override get message() {
     return `a person (${this.holder}) has controlled session ${this.sessionId} since ${this.since}: input and ` +
-      "signals are refused until they hand it back; terminal_read shows what happens meanwhile " +
-      "(terminal_request_human waits for the hand-back)"
+      "signals are refused until they hand it back; the session can still be read meanwhile"
   }
 }
 

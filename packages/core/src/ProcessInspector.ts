@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { Listener, ProcessActivity } from "./internal/activity.js"
+import type { Listener, ProcessActivity } from "./internal/send/activity.js"
 
 export type {
   /** @since 0.4.0 */

@@ -83,7 +83,6 @@ export type SessionStatus = typeof SessionStatus.Type
  */
 export const ContainmentSchema = Schema.Literal("cgroup", "sweep", "pid-namespace")
 
-export { activityText, Listener, listenerText, ProcessActivity } from "./internal/activity.js"
 export {
   Argv,
   bounds,
@@ -99,12 +98,13 @@ export {
   Path,
   Rows
 } from "./internal/bounds.js"
-export { HumanNote, humanNoteText, HumanRequest, HumanRequestResult, reasonLength } from "./internal/human.js"
-export { Match, WaitFor } from "./internal/waitFor.js"
-import { ProcessActivity } from "./internal/activity.js"
+export { HumanNote, humanNoteText, HumanRequest, HumanRequestResult, reasonLength } from "./internal/oversight/human.js"
+export { Match, WaitFor } from "./internal/readiness/waitFor.js"
+export { activityText, Listener, listenerText, ProcessActivity } from "./internal/send/activity.js"
 import { Argv, Columns, KeyNames, LineCount, Millis, Name, Path, Rows } from "./internal/bounds.js"
-import { HumanNote } from "./internal/human.js"
-import { Match, WaitFor } from "./internal/waitFor.js"
+import { HumanNote } from "./internal/oversight/human.js"
+import { Match, WaitFor } from "./internal/readiness/waitFor.js"
+import { ProcessActivity } from "./internal/send/activity.js"
 
 /**
  * Options of a new session.

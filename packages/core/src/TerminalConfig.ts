@@ -13,10 +13,25 @@ import { InvalidConfig } from "./Errors.js"
 import { bounds } from "./Session.js"
 import { defaults } from "./TerminalDefaults.js"
 
+/** An integer above 0. */
+const Positive = Schema.Number.pipe(
+  Schema.int(),
+  Schema.filter((n) => n > 0 || `must be a positive integer, got ${n}`)
+)
+
+/** An integer of 0 or more, where 0 turns the bound off. */
+const NonNegative = Schema.Number.pipe(
+  Schema.int(),
+  Schema.filter((n) => n >= 0 || `must be a non-negative integer (0: none), got ${n}`)
+)
+
+/** A positive integer setting, its default filled in on decode. */
 const positive = (name: string, fallback: number) =>
-  Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: name })), {
-    default: () => fallback
-  })
+  Schema.optionalWith(Positive.pipe(Schema.annotations({ title: name })), { default: () => fallback })
+
+/** A non-negative integer setting (0: none), its default filled in on decode. */
+const nonNegative = (name: string, fallback: number) =>
+  Schema.optionalWith(NonNegative.pipe(Schema.annotations({ title: name })), { default: () => fallback })
 
 /**
  * The encoded (input) form: every field optional, defaults filled in on decode.
@@ -60,11 +75,11 @@ export const TerminalConfigSchema = Schema.Struct({
   /** Working directory of new sessions when none is given. */
   defaultCwd: Schema.optional(Schema.String),
   /** A one-shot run's overall bound (`exec`): 30 min; the tree is killed when it passes. 0: none. */
-  execTimeoutMs: positive("execTimeoutMs", defaults.execTimeoutMs),
+  execTimeoutMs: nonNegative("execTimeoutMs", defaults.execTimeoutMs),
   /** A one-shot run's no-output watchdog: 10 min without output or input kills the tree. 0: none. */
-  execNoOutputTimeoutMs: positive("execNoOutputTimeoutMs", defaults.execNoOutputTimeoutMs),
+  execNoOutputTimeoutMs: nonNegative("execNoOutputTimeoutMs", defaults.execNoOutputTimeoutMs),
   /** How long a foreground run (and a waiting `process poll`) holds the call before it returns a task id. */
-  execYieldMs: positive("execYieldMs", defaults.execYieldMs),
+  execYieldMs: nonNegative("execYieldMs", defaults.execYieldMs),
   /** Open (and opening) terminals one owner may hold; one more is refused with `LimitReached`. */
   maxTerminalsPerOwner: positive("maxTerminalsPerOwner", defaults.maxTerminalsPerOwner),
   /** Live background tasks (background sends, one-shot runs) one owner may hold; one more is `LimitReached`. */
@@ -81,12 +96,12 @@ export const TerminalConfigSchema = Schema.Struct({
    * At most this many processes and threads in one session (or one-shot run), all of its tree together
    * (cgroup `pids.max`, where the host delegates the controller). 0: no limit.
    */
-  pidsMax: positive("pidsMax", defaults.pidsMax),
+  pidsMax: nonNegative("pidsMax", defaults.pidsMax),
   /**
    * At most this much memory for one session's tree (cgroup `memory.max`, where the host delegates the
    * controller), in bytes. Default: half of the host's memory. 0: no limit.
    */
-  memoryMaxBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.annotations({ title: "memoryMaxBytes" }))),
+  memoryMaxBytes: Schema.optional(NonNegative.pipe(Schema.annotations({ title: "memoryMaxBytes" }))),
   /** A person's control lease (the live view) ends after this long without their input: 5 min. */
   controlIdleMs: positive("controlIdleMs", defaults.controlIdleMs),
   /** Record every session (asciicast v2), not only those opened with `record: true`. */
@@ -115,50 +130,7 @@ export type TerminalConfig = typeof TerminalConfigSchema.Type
  */
 export type TerminalConfigInput = typeof TerminalConfigSchema.Encoded
 
-const positiveFields = [
-  "pollIntervalMs",
-  "exactProbeAfterMs",
-  "idleSilenceMs",
-  "handoffGraceMs",
-  "timeoutMs",
-  "openTimeoutMs",
-  "disposeGraceMs",
-  "scrollbackLines",
-  "scrollbackMaxBytes",
-  "maxReadBytes",
-  "maxResultBytes",
-  "maxInputBytes",
-  "cols",
-  "rows",
-  "maxTerminalsPerOwner",
-  "maxTasksPerOwner",
-  "maxTerminals",
-  "maxTasks",
-  "controlIdleMs",
-  "recordingMaxBytes",
-  "recordingsMaxBytes",
-  "recordingsMaxAgeMs"
-] as const
-
-const nonNegativeFields = ["execTimeoutMs", "execNoOutputTimeoutMs", "execYieldMs", "pidsMax"] as const
-
 const crossCheck = (config: TerminalConfig): InvalidConfig | undefined => {
-  for (const field of positiveFields) {
-    if (!(config[field] > 0)) {
-      return new InvalidConfig({ field, reason: `must be a positive integer, got ${config[field]}` })
-    }
-  }
-  for (const field of nonNegativeFields) {
-    if (!(config[field] >= 0)) {
-      return new InvalidConfig({ field, reason: `must be a non-negative integer (0: none), got ${config[field]}` })
-    }
-  }
-  if (config.memoryMaxBytes !== undefined && !(config.memoryMaxBytes >= 0)) {
-    return new InvalidConfig({
-      field: "memoryMaxBytes",
-      reason: `must be a non-negative integer (0: none), got ${config.memoryMaxBytes}`
-    })
-  }
   if (config.handoffGraceMs < config.pollIntervalMs) {
     return new InvalidConfig({
       field: "handoffGraceMs",

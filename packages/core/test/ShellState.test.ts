@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ShellState } from "../src/internal/shellState.js"
+import { ShellState } from "../src/internal/session/shellState.js"
 
 const kinds = ["C", "D", "B"] as const
 

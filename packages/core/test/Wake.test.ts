@@ -4,8 +4,16 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
-import { probeCadence } from "../src/internal/stdinTier.js"
-import { Activity, afterPoll, Cadence, CancelSignal, makeTimers, nextTurn, SendDone } from "../src/internal/wake.js"
+import {
+  Activity,
+  afterPoll,
+  Cadence,
+  CancelSignal,
+  makeTimers,
+  nextTurn,
+  SendDone
+} from "../src/internal/clock/wake.js"
+import { probeCadence } from "../src/internal/readiness/stdin.js"
 
 describe("wake-up primitives", () => {
   it.effect("timers follow the fiber's clock: under the TestClock a callback fires when the clock reaches it", () =>

@@ -1,7 +1,7 @@
 /*
  * agent-terminal-reaper: ends the process trees of an owner that died, whatever killed it (SIGKILL and the
  * OOM killer included). A native port of the reaper of `Reaper.ts` (`reaperMain.ts` is the Node fallback,
- * `internal/reaper.ts`, `internal/hostExit.ts` and `internal/treeTracker.ts` the same rules in TypeScript):
+ * `internal/teardown/reaper.ts`, `internal/teardown/hostExit.ts` and `internal/teardown/treeTracker.ts` the same rules in TypeScript):
  * a process of a few hundred KiB instead of a second Node runtime.
  *
  * Started detached (its own session and process group) with a pipe from its owner as its stdin. The owner

@@ -17,15 +17,22 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { ConfinedMode, Spec } from "./internal/bwrapArgs.js"
-import { bwrapArgs, isWithin } from "./internal/bwrapArgs.js"
-import { probe, resolveBinary } from "./internal/bwrapProbe.js"
-import { defaultDenyRead, gitBinds, homes, masksFor, nameResolutionFiles, stateDirOf } from "./internal/hostPaths.js"
-import type { NetworkTool } from "./internal/launcher.js"
-import { launch } from "./internal/launcher.js"
-import { resolveNetworkTool } from "./internal/networkTool.js"
-import { attach, locate, nodeLauncherView } from "./internal/sandboxedProcess.js"
-import { emptyFile, privateDirPath, seccompFile } from "./internal/seccompFile.js"
+import type { ConfinedMode, Spec } from "./internal/sandbox/bwrapArgs.js"
+import { bwrapArgs, isWithin } from "./internal/sandbox/bwrapArgs.js"
+import { probe, resolveBinary } from "./internal/sandbox/bwrapProbe.js"
+import {
+  defaultDenyRead,
+  gitBinds,
+  homes,
+  masksFor,
+  nameResolutionFiles,
+  stateDirOf
+} from "./internal/sandbox/hostPaths.js"
+import type { NetworkTool } from "./internal/sandbox/launcher.js"
+import { launch } from "./internal/sandbox/launcher.js"
+import { resolveNetworkTool } from "./internal/sandbox/networkTool.js"
+import { attach, locate, nodeLauncherView } from "./internal/sandbox/sandboxedProcess.js"
+import { emptyFile, privateDirPath, seccompFile } from "./internal/sandbox/seccompFile.js"
 import { networkOf, type Options, policyOf, realDirectory } from "./SandboxOptions.js"
 
 export {

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Bubblewrap from "./Bubblewrap.js"
-import { filterFor } from "./internal/seccomp.js"
+import { filterFor } from "./internal/sandbox/seccomp.js"
 import * as NodeTerminal from "./NodeTerminal.js"
 import * as Reaper from "./Reaper.js"
 

@@ -8,9 +8,9 @@
 import { ProcessInspector } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { makeWith } from "./internal/linuxInspector.js"
-import { makeProcFs } from "./internal/procFs.js"
-import { archOf } from "./internal/syscalls.js"
+import { makeWith } from "./internal/proc/linuxInspector.js"
+import { makeProcFs } from "./internal/proc/procFs.js"
+import { archOf } from "./internal/proc/syscalls.js"
 
 /**
  * The inspector of this host's `/proc`, for this process's architecture (x86-64 and arm64 are exact).

@@ -8,8 +8,8 @@
 import { ProcessInspector } from "@agent-terminal/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { makeWith } from "./internal/macInspector.js"
-import { runPs } from "./internal/psTable.js"
+import { makeWith } from "./internal/proc/macInspector.js"
+import { runPs } from "./internal/proc/psTable.js"
 
 /**
  * The inspector backed by the system `ps`.

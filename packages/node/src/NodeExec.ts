@@ -11,7 +11,7 @@
  */
 import { type Errors, Exec, TerminalConfig } from "@agent-terminal/core"
 import * as Layer from "effect/Layer"
-import * as service from "./internal/execService.js"
+import * as service from "./internal/exec/service.js"
 import * as Teardown from "./Teardown.js"
 
 /**

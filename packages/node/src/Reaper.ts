@@ -17,9 +17,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as hostExit from "./internal/hostExit.js"
-import { nodeProcReader, nodeSignaller } from "./internal/procTable.js"
-import * as internal from "./internal/reaper.js"
+import * as hostExit from "./internal/teardown/hostExit.js"
+import { nodeProcReader, nodeSignaller } from "./internal/teardown/procTable.js"
+import * as internal from "./internal/teardown/reaper.js"
 import * as Teardown from "./Teardown.js"
 
 const env = () => ({ reader: nodeProcReader, signal: nodeSignaller, selfPid: process.pid })

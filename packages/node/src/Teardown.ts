@@ -13,11 +13,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as cgroup from "./internal/cgroup.js"
-import * as hostExit from "./internal/hostExit.js"
-import { identityHolds, nodeProcReader, nodeSignaller, parseStat } from "./internal/procTable.js"
-import * as internalSweep from "./internal/sweep.js"
-import { refusal } from "./internal/treeTracker.js"
+import * as cgroup from "./internal/teardown/cgroup.js"
+import * as hostExit from "./internal/teardown/hostExit.js"
+import { identityHolds, nodeProcReader, nodeSignaller, parseStat } from "./internal/teardown/procTable.js"
+import * as internalSweep from "./internal/teardown/sweep.js"
+import { refusal } from "./internal/teardown/treeTracker.js"
 
 const nodeEnv = (): internalSweep.TreeEnv => ({
   reader: nodeProcReader,

@@ -12,8 +12,8 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { nodeProcReader, nodeSignaller } from "./internal/procTable.js"
-import { reapTrees } from "./internal/reaper.js"
+import { nodeProcReader, nodeSignaller } from "./internal/teardown/procTable.js"
+import { reapTrees } from "./internal/teardown/reaper.js"
 import type { TrackedTree } from "./Teardown.js"
 
 const trees = new Map<string, TrackedTree>()

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Bubblewrap from "../src/Bubblewrap.js"
-import type { LauncherView } from "../src/internal/sandboxedProcess.js"
-import { search } from "../src/internal/sandboxedProcess.js"
+import type { LauncherView } from "../src/internal/sandbox/sandboxedProcess.js"
+import { search } from "../src/internal/sandbox/sandboxedProcess.js"
 
 const request = { cwd: "/work/ws/src", file: "bash", args: ["--noprofile", "--norc", "-i"] }
 

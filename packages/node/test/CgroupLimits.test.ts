@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as path from "node:path"
-import type { CgroupFs } from "../src/internal/cgroupLimits.js"
-import { apply, enable } from "../src/internal/cgroupLimits.js"
+import type { CgroupFs } from "../src/internal/teardown/cgroupLimits.js"
+import { apply, enable } from "../src/internal/teardown/cgroupLimits.js"
 
 interface Node {
   readonly subtree: Set<string>

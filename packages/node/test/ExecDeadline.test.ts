@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { Activity, expiry, verdict } from "../src/internal/execDeadline.js"
+import { Activity, expiry, verdict } from "../src/internal/exec/deadline.js"
 
 describe("exec deadlines", () => {
   it("no limit: nothing ever expires", () => {

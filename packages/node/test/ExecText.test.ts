@@ -2,7 +2,7 @@ import { Utf8 } from "@agent-terminal/terminal"
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
-import { composeAroundGap, TextTranscript } from "../src/internal/execText.js"
+import { composeAroundGap, TextTranscript } from "../src/internal/exec/text.js"
 
 const make = (budget = 4096, maxLines = 1000, maxBytes = 1 << 20) => new TextTranscript({ budget, maxLines, maxBytes })
 

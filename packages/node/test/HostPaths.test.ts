@@ -8,9 +8,9 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { expand, gitBinds, masksFor, nameResolutionFiles } from "../src/internal/hostPaths.js"
-import { ISOLATED_SCRIPT, launch, PLAIN_SCRIPT } from "../src/internal/launcher.js"
-import { resolveNetworkTool } from "../src/internal/networkTool.js"
+import { expand, gitBinds, masksFor, nameResolutionFiles } from "../src/internal/sandbox/hostPaths.js"
+import { ISOLATED_SCRIPT, launch, PLAIN_SCRIPT } from "../src/internal/sandbox/launcher.js"
+import { resolveNetworkTool } from "../src/internal/sandbox/networkTool.js"
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "at-hostpaths-")))
 fs.mkdirSync(path.join(process.cwd(), "build"), { recursive: true })

@@ -8,9 +8,9 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { launcherFdArgs, processArgs } from "../src/internal/bwrapArgs.js"
-import { launch } from "../src/internal/launcher.js"
-import { seccompFile } from "../src/internal/seccompFile.js"
+import { launcherFdArgs, processArgs } from "../src/internal/sandbox/bwrapArgs.js"
+import { launch } from "../src/internal/sandbox/launcher.js"
+import { seccompFile } from "../src/internal/sandbox/seccompFile.js"
 
 const hasBwrap = ["/usr/bin/bwrap", "/bin/bwrap"].some((file) => fs.existsSync(file))
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "at-launcher-")))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as pty from "node-pty"
-import { readToTheEnd } from "../src/internal/ptyWriter.js"
+import { readToTheEnd } from "../src/internal/pty/writer.js"
 
 interface Internals {
   readonly _fd: number

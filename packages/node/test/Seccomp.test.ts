@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import type { Instruction, SyscallTable } from "../src/internal/seccomp.js"
+import type { Instruction, SyscallTable } from "../src/internal/sandbox/seccomp.js"
 import {
   aarch64,
   arm,
@@ -24,7 +24,7 @@ import {
   TIOCLINUX,
   TIOCSTI,
   x86_64
-} from "../src/internal/seccomp.js"
+} from "../src/internal/sandbox/seccomp.js"
 
 const decode = (bytes: Uint8Array): ReadonlyArray<Instruction> => {
   expect(bytes.length % 8).toBe(0)

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { discardPendingInput, makePtyWriter } from "../src/internal/ptyWriter.js"
+import { discardPendingInput, makePtyWriter } from "../src/internal/pty/writer.js"
 
 /** A FIFO opened non-blocking on both ends: a full buffer is EAGAIN, as on a pty master nobody reads. */
 const fifo = () => {

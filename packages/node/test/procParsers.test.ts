@@ -1,7 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parseChildren, parseReadCalls, parseStat, parseTpgid } from "../src/internal/procStat.js"
-import { kernelDevToUser, parseEpollFdinfo, pollReadFds, selectReadFds, wantsInput } from "../src/internal/stdinWait.js"
-import { archOf, classify, parseSyscall } from "../src/internal/syscalls.js"
+import { parseChildren, parseReadCalls, parseStat, parseTpgid } from "../src/internal/proc/procStat.js"
+import {
+  kernelDevToUser,
+  parseEpollFdinfo,
+  pollReadFds,
+  selectReadFds,
+  wantsInput
+} from "../src/internal/proc/stdinWait.js"
+import { archOf, classify, parseSyscall } from "../src/internal/proc/syscalls.js"
 import { fixture } from "./helpers/fixtureProcFs.js"
 
 const text = (name: string, path: string): string => {

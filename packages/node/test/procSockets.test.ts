@@ -3,11 +3,11 @@
  * in-memory `/proc` (the same functions run on the real one in test/readiness/listening.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { listening, parseTcp, parseUnix } from "../src/internal/listening.js"
-import { activityOf, foregroundActivity } from "../src/internal/processActivity.js"
-import type { ProcFs } from "../src/internal/procFs.js"
-import { procError } from "../src/internal/procFs.js"
-import { parseStat } from "../src/internal/procStat.js"
+import { activityOf, foregroundActivity } from "../src/internal/proc/activity.js"
+import { listening, parseTcp, parseUnix } from "../src/internal/proc/listening.js"
+import type { ProcFs } from "../src/internal/proc/procFs.js"
+import { procError } from "../src/internal/proc/procFs.js"
+import { parseStat } from "../src/internal/proc/procStat.js"
 
 const tcpHeader = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
 const tcp = (local: string, state: string, inode: number) =>

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
-import type { ProcReader, Signaller, TreeSignal } from "../src/internal/procTable.js"
+import type { ProcReader, Signaller, TreeSignal } from "../src/internal/teardown/procTable.js"
 import * as Teardown from "../src/Teardown.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -169,13 +169,13 @@ const packageDir = path.resolve(here, "..")
 
 const MODULES = [
   "Teardown.ts",
-  "internal/cgroup.ts",
-  "internal/cgroupLimits.ts",
-  "internal/hostExit.ts",
-  "internal/procFs.ts",
-  "internal/procTable.ts",
-  "internal/sweep.ts",
-  "internal/treeTracker.ts"
+  "internal/teardown/cgroup.ts",
+  "internal/teardown/cgroupLimits.ts",
+  "internal/teardown/hostExit.ts",
+  "internal/proc/procFs.ts",
+  "internal/teardown/procTable.ts",
+  "internal/teardown/sweep.ts",
+  "internal/teardown/treeTracker.ts"
 ]
 
 /**

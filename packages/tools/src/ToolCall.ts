@@ -21,6 +21,7 @@ import * as AST from "effect/SchemaAST"
 import * as Deployment from "./Deployment.js"
 import * as Handlers from "./Handlers.js"
 import * as Contract from "./internal/contract.js"
+import * as Hints from "./internal/hints.js"
 import * as Render from "./Render.js"
 
 /**
@@ -90,7 +91,7 @@ export const failureOutcome = (
   const fields = isTerminalError(error)
     ? capFields(encodeTerminalError(error) as Record<string, unknown>, maxFieldChars)
     : {}
-  const message = Validation.shortPrefix(error.message, 4 * maxFieldChars)
+  const message = Validation.shortPrefix(Hints.messageOf(error), 4 * maxFieldChars)
   const compact = Render.failure(error._tag, "", maxBytes, fields)
   const candidates: ReadonlyArray<Record<string, unknown>> = [
     { ...fields, _tag: error._tag, message },

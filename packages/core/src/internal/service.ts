@@ -1,7 +1,8 @@
 /**
  * The service, wired: its dependencies gathered once (`Deps`), each operation a function over them. The
- * parts: `sessions.ts` (the registry), `lifecycle.ts` (open, close), `send.ts` and `background.ts` (sends),
- * `slot.ts` (one send at a time), `readiness.ts` (the race), `results.ts`, `tracing.ts`, `wake.ts`.
+ * parts, by folder: `session/` (the registry, open and close, the reader, geometry), `send/` (a send from its
+ * input to its result, one at a time per session), `readiness/` (the race and its tiers), `oversight/` (the
+ * control lease, the audit entries), `clock/` (time and wake-ups).
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -26,14 +27,16 @@ import { ShellDialects } from "../ShellDialects.js"
 import { TaskRuntime } from "../TaskRuntime.js"
 import { TerminalSettings } from "../TerminalConfig.js"
 import type { WatchOptions } from "../Watch.js"
-import { close, closeAll, open } from "./lifecycle.js"
-import * as OversightService from "./oversight.js"
-import { send } from "./send.js"
-import { exitedError, infoOf, statusOf } from "./session.js"
-import { type Deps, lookup, makeSessions, policyOf } from "./sessions.js"
-import { signalTarget } from "./signalTarget.js"
-import { tracedWhenSeen } from "./tracing.js"
-import { makeTimers } from "./wake.js"
+import { makeTimers } from "./clock/wake.js"
+import * as AuditTrail from "./oversight/audit.js"
+import * as OversightService from "./oversight/oversight.js"
+import { send } from "./send/send.js"
+import { tracedWhenSeen } from "./send/tracing.js"
+import * as Geometry from "./session/geometry.js"
+import { close, closeAll, open } from "./session/lifecycle.js"
+import { type Deps, lookup, makeSessions, policyOf } from "./session/registry.js"
+import { exitedError, infoOf, statusOf } from "./session/runtime.js"
+import { signalTarget } from "./session/signalTarget.js"
 
 const cancel = (deps: Deps) =>
   Effect.fn("PtyService.cancel")(function*(owner: OwnerId, id: SessionId) {
@@ -172,7 +175,7 @@ export const makeWithOversight: Effect.Effect<
       (owner: OwnerId, id: SessionId, request: SendRequest) =>
         Effect.tap(
           sendAudited(owner, id, request),
-          (result) => OversightService.afterSend(deps, owner, id, request, result)
+          (result) => AuditTrail.agentSend(deps, owner, id, request, result)
         )
     ),
     read: read(deps),
@@ -194,7 +197,7 @@ export const makeWithOversight: Effect.Effect<
         lookup(deps, owner, id),
         (runtime) => runtime.watchers.watch(runtime, () => statusOf(runtime), options)
       ),
-    resize: OversightService.resize(deps),
+    resize: Geometry.resize(deps),
     requestHuman: OversightService.requestHuman(deps)
   } satisfies Context.Tag.Service<typeof PtyService>
   return { pty, oversight: OversightService.make(deps) }

@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import { DaemonRpcs, operations, type WatchItem } from "../Protocol.js"
 import { TerminalRegistry } from "../TerminalRegistry.js"
 import type { Bound, Owners } from "./owners.js"
-import { recorded } from "./owners.js"
+import { writeRegistryRecord } from "./registryRecord.js"
 
 /** What the handlers need from the server around them. */
 export interface Context {
@@ -53,7 +53,7 @@ export const layer = (context: Context) =>
     const ends = yield* PubSub.subscribe(tasks.completions)
     yield* Queue.take(ends).pipe(
       Effect.flatMap((event) =>
-        recorded(registry.taskEnded(event.taskId, clock.unsafeCurrentTimeMillis(), event.status))
+        writeRegistryRecord(registry.taskEnded(event.taskId, clock.unsafeCurrentTimeMillis(), event.status))
       ),
       Effect.forever,
       Effect.forkIn(daemonScope)
@@ -90,7 +90,7 @@ export const layer = (context: Context) =>
         )
 
     const taskStarted = (bound: Bound, taskId: string | undefined, kind: string, label: string, sessionId?: string) =>
-      taskId === undefined ? Effect.void : recorded(registry.taskStarted({
+      taskId === undefined ? Effect.void : writeRegistryRecord(registry.taskStarted({
         taskId,
         owner: bound.owner,
         kind,
@@ -121,7 +121,7 @@ export const layer = (context: Context) =>
         Effect.uninterruptibleMask((restore) =>
           restore(run).pipe(
             Effect.tap((opened: Session.OpenResult) =>
-              recorded(registry.terminalOpened({
+              writeRegistryRecord(registry.terminalOpened({
                 sessionId: opened.sessionId,
                 owner: bound.owner,
                 name: opened.name,
@@ -138,7 +138,7 @@ export const layer = (context: Context) =>
           const before = (yield* pty.list(bound.owner)).find((session) => session.sessionId === sessionId)
           const result = yield* run
           const status = before?.status
-          yield* recorded(registry.terminalEnded(sessionId, {
+          yield* writeRegistryRecord(registry.terminalEnded(sessionId, {
             at: clock.unsafeCurrentTimeMillis(),
             reason: "closed",
             ...(status?._tag === "exited"

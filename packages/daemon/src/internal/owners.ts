@@ -8,6 +8,7 @@ import type { HelloResult, OwnerCredential } from "../Protocol.js"
 import { HandshakeRequired, OwnerRejected, PROTOCOL_VERSION, ProtocolMismatch } from "../Protocol.js"
 import type { EndReason } from "../TerminalRegistry.js"
 import { TerminalRegistry } from "../TerminalRegistry.js"
+import { writeRegistryRecord } from "./registryRecord.js"
 
 /** The owner a connection acts as. */
 export interface Bound {
@@ -15,13 +16,6 @@ export interface Bound {
   /** The owner's name when it is a named owner (it survives a reconnect); undefined when anonymous. */
   readonly name: string | undefined
 }
-
-/** Log a registry failure; the daemon's work goes on without the record. */
-export const recorded = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<void> =>
-  effect.pipe(
-    Effect.asVoid,
-    Effect.catchAll((error) => Effect.logWarning("registry: a record could not be written", error))
-  )
 
 const anonymousId = (): Ids.OwnerId => {
   const bytes = new Uint8Array(12)
@@ -58,7 +52,7 @@ export const make = (options: {
         yield* pty.closeOwner(owner)
         const at = clock.unsafeCurrentTimeMillis()
         for (const session of open) {
-          yield* recorded(registry.terminalEnded(session.sessionId, {
+          yield* writeRegistryRecord(registry.terminalEnded(session.sessionId, {
             at,
             reason,
             ...(session.status._tag === "exited"
@@ -111,7 +105,7 @@ export const make = (options: {
           expiries.delete(bound.owner)
           yield* Fiber.interrupt(expiry)
         }
-        yield* recorded(registry.ownerSeen(bound.name, clock.unsafeCurrentTimeMillis()))
+        yield* writeRegistryRecord(registry.ownerSeen(bound.name, clock.unsafeCurrentTimeMillis()))
       })
 
     const hello = (

@@ -7,8 +7,8 @@ import type { ProcessInspector } from "@agent-terminal/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { FileId, ProcFs, ProcResult } from "../../src/internal/procFs.js"
-import { procError } from "../../src/internal/procFs.js"
+import type { FileId, ProcFs, ProcResult } from "../../src/internal/proc/procFs.js"
+import { procError } from "../../src/internal/proc/procFs.js"
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "proc")
 
