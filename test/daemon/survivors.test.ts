@@ -105,17 +105,21 @@ describe.runIf(built)("nothing left behind when the owner of terminals is killed
     await sleep(500)
     killIdentities([replacement!])
     await sleep(300)
+    // Every start on this host reaps what dead owners left (their marker is host-wide, not per state
+    // directory): in the full suite another file's server may start in this window and reap them first. Then
+    // the guarantee held already; the next start below must leave nothing either way.
     const left = processes.filter(stillAlive)
-    expect(left.length).toBeGreaterThan(0)
 
     const next = await connectMcp(home.env, [])
     cleanups.push(() => next.client.close())
     await next.call("terminal_list")
     expect(processes.filter(stillAlive)).toEqual([])
-    // logged before the server answers, on stderr: a pipe of its own, which may be read after stdout's answer
-    const said = /reaper: ended what dead owners left: \d+ process/
-    await waitUntil(() => said.test(next.stderr()))
-    expect(next.stderr()).toMatch(said)
+    if (left.length > 0) {
+      // logged before the server answers, on stderr: a pipe of its own, which may be read after stdout's answer
+      const said = /reaper: ended what dead owners left: \d+ process/
+      await waitUntil(() => said.test(next.stderr()))
+      expect(next.stderr()).toMatch(said)
+    }
   })
 })
 
