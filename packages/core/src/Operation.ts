@@ -183,6 +183,21 @@ export type Table = { readonly [method: string]: Any }
 export type ServiceOf<Ops extends Table> = { readonly [K in keyof Ops]: Method<Ops[K]> }
 
 /**
+ * A call's payload on the wire: each argument under its name, absent ones left out (the shape the daemon's
+ * `RpcGroup` declares for the operation). Shared by every remote client of the operations.
+ *
+ * @since 0.4.0
+ * @category derivations
+ */
+export const payloadOf = (operation: Any, args: ReadonlyArray<unknown>): Record<string, unknown> => {
+  const payload: Record<string, unknown> = {}
+  for (let index = 0; index < operation.args.length; index++) {
+    if (args[index] !== undefined) payload[operation.args[index]!.name] = args[index]
+  }
+  return payload
+}
+
+/**
  * An argument's entry check: its own `check`, or its Schema's decoder.
  *
  * @since 0.4.0

@@ -12,7 +12,7 @@
  *
  * @since 0.2.0
  */
-import { Exec, Ids, type Operation, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
+import { Exec, Ids, Operation, PtyService, TaskRuntime, type Watch } from "@agent-terminal/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import type { RpcClientError } from "@effect/rpc/RpcClientError"
@@ -229,19 +229,14 @@ export const make = (
     const remote = <Ops extends Operation.Table>(table: Ops): Operation.ServiceOf<Ops> => {
       const service: Record<string, unknown> = {}
       for (const [method, operation] of Object.entries(table)) {
-        const names = operation.args.map((argument) => argument.name)
         service[method] = (owner: Ids.OwnerId, ...args: ReadonlyArray<unknown>) =>
           asBound(
             owner,
-            call((client) => {
-              const payload: Record<string, unknown> = {}
-              for (let index = 0; index < names.length; index++) {
-                if (args[index] !== undefined) payload[names[index]!] = args[index]
-              }
-              return (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
+            call((client) =>
+              (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
                 operation.tag
-              ]!(payload)
-            })
+              ]!(Operation.payloadOf(operation, args))
+            )
           )
       }
       return service as Operation.ServiceOf<Ops>

@@ -15,7 +15,7 @@
 import {
   Errors,
   Exec,
-  type Operation,
+  Operation,
   Placement as CorePlacement,
   PtyService,
   TaskRuntime,
@@ -195,20 +195,14 @@ export const make = (
     ): Partial<Operation.ServiceOf<Ops>> => {
       const service: Record<string, unknown> = {}
       for (const [method, operation] of Object.entries(table)) {
-        const names = operation.args.map((argument) =>
-          argument.name
-        )
-        if (names[0] !== first) continue
+        if (operation.args[0]?.name !== first) {
+          continue
+        }
         service[method] = (_owner: unknown, ...args: ReadonlyArray<unknown>) =>
-          route(String(args[0]), (client) => {
-            const payload: Record<string, unknown> = {}
-            for (let index = 0; index < names.length; index++) {
-              if (args[index] !== undefined) payload[names[index]!] = args[index]
-            }
-            return (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
+          route(String(args[0]), (client) =>
+            (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
               operation.tag
-            ]!(payload)
-          })
+            ]!(Operation.payloadOf(operation, args)))
       }
       return service as Partial<Operation.ServiceOf<Ops>>
     }
@@ -216,17 +210,22 @@ export const make = (
     const pty = PtyService.PtyService.of({
       ...(routedBy(PtyService.operations, "sessionId", byId) as Operation.ServiceOf<typeof PtyService.operations>),
       open: (_owner, request) =>
-        Effect.flatMap(placed, (machine) => call(machine.machine, (client) => client.Open({ request }))),
+        Effect.flatMap(placed, (machine) =>
+          call(machine.machine, (client) =>
+            client.Open({ request }))),
       send: (_owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
-          (machine) => call(machine, (client) => client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
+          (machine) =>
+            call(machine, (client) =>
+              client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
         ),
       requestHuman: (_owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) =>
-            call(machine, (client) => client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
+            call(machine, (client) =>
+              client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
         ),
       list: () => fanOut((client) => client.List({})),
       closeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.CloseOwner({}), []))),

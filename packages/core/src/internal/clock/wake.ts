@@ -95,6 +95,9 @@ export const afterPoll: Effect.Effect<void> = Effect.async<void>((resume) =>
   Effect.sync(onAfterPoll(() => resume(Effect.void)))
 )
 
+/** Every change is one that can end a plain wait. */
+const anyChange = (): boolean => true
+
 /**
  * Output activity: when the last bytes arrived, and a wake-up for whoever waits for the next change.
  * Waiters take `version` before they look at the state, so no change between look and wait is missed.
@@ -117,27 +120,11 @@ export class Activity {
    * nothing allocated per chunk of output when nobody waits.
    */
   changeOrSleep(seen: number, ms: number): Effect.Effect<boolean> {
-    return Effect.async<boolean>((resume) => {
-      if (this.version !== seen) return resume(Effect.succeed(true))
-      const wake = () => {
-        cancel()
-        this.#waiters.delete(wake)
-        resume(Effect.succeed(true))
-      }
-      this.#waiters.add(wake)
-      const cancel = this.timers.after(ms, () => {
-        this.#waiters.delete(wake)
-        resume(Effect.succeed(false))
-      })
-      return Effect.sync(() => {
-        cancel()
-        this.#waiters.delete(wake)
-      })
-    })
+    return this.relevantChangeOrSleep(seen, ms, anyChange)
   }
 
   /**
-   * Like `changeOrSleep`, but a change wakes the waiter only when `relevant()` holds, asked in the change's
+   * `changeOrSleep` where a change wakes the waiter only when `relevant()` holds, asked in the change's
    * own callback: while output streams, a wait that only some changes can end (a new marker, a prompt under
    * the cursor) costs a call per chunk, not a fiber woken per chunk.
    */
