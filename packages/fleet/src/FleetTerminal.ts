@@ -113,6 +113,10 @@ export const make = (
       return result
     }
 
+    /** A removed task's machine is forgotten (the map would grow with every task of a long-lived client). */
+    const forget = <A, E>(taskId: string, remove: Effect.Effect<A, E>) =>
+      Effect.tap(remove, () => Effect.sync(() => taskHomes.delete(taskId)))
+
     /** The machine of `sessionId`, or the error that answers it without asking any machine. */
     const home = (sessionId: string): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> =>
       Effect.flatMap(
@@ -282,7 +286,11 @@ export const make = (
     const tasks = TaskRuntime.Tasks.of({
       ...(routedBy(TaskRuntime.operations, "taskId", byTask) as Operation.ServiceOf<typeof TaskRuntime.operations>),
       list: () => fanOut((client) => client.TaskList({})),
-      removeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.TaskRemoveOwner({}), []))),
+      remove: (_owner, taskId) => forget(taskId, byTask(taskId, (client) => client.TaskRemove({ taskId }))),
+      removeOwner: () =>
+        Effect.asVoid(fanOut((client) => Effect.as(client.TaskRemoveOwner({}), []))).pipe(
+          Effect.ensuring(Effect.sync(() => taskHomes.clear()))
+        ),
       completions
     })
 
@@ -293,8 +301,9 @@ export const make = (
         Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
           call(machine, (client) =>
             client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
-      list: () =>
-        fanOut((client) => client.ExecList({}))
+      remove: (_owner, taskId) =>
+        forget(taskId, byTask(taskId, (client) => client.ExecRemove({ taskId }))),
+      list: () => fanOut((client) => client.ExecList({}))
     })
 
     return { pty, tasks, exec, fleet: { directory, machineOf: (id) => FleetIds.parse(id)?.machine } }
