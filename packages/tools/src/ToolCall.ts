@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, type Ids, Validation } from "@agent-terminal/core"
+import { Errors, type Ids, Session, Validation } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
 import type { Tool } from "@effect/ai"
 import * as Cause from "effect/Cause"
@@ -134,16 +134,39 @@ interface Compiled {
 const parameterNames = (tool: Tool.Any): ReadonlyArray<string> =>
   AST.getPropertySignatures(tool.parametersSchema.ast).map((property) => String(property.name))
 
+/**
+ * `terminal_send` of a `text` (and a `sessionId`) and nothing else — nearly every call — is valid by the
+ * tool's own parameters when the text is a string and the id one the id schema takes: its Schema decode
+ * (a struct of eleven optional fields walked, a new object built) is skipped, and the arguments are the
+ * parameters as they came. Anything else, valid or not, takes the full decode. Sound while `text` is a plain
+ * optional string and no rule ties the two fields (a test holds the schema to that).
+ */
+const plainSend = (decode: Compiled["decode"]): Compiled["decode"] => {
+  const isId = Schema.is(Session.IdString)
+  return (payload) => {
+    if (typeof payload === "object" && payload !== null && Object.getPrototypeOf(payload) === Object.prototype) {
+      const { sessionId, text } = payload as { readonly sessionId?: unknown; readonly text?: unknown }
+      const fields = Object.keys(payload).length
+      if (
+        typeof text === "string" &&
+        (sessionId === undefined ? fields === 1 : fields === 2 && typeof sessionId === "string" && isId(sessionId))
+      ) return Either.right(payload)
+    }
+    return decode(payload)
+  }
+}
+
 /** A tool of the deployment (its schemas), with its handler and its rendering from our tables. */
 const compile = (tool: Tool.Any, handlers: Handlers.ToolHandlers): Compiled => {
   const name = tool.name as ToolName
   const names = parameterNames(tool)
   const list = names.length === 0 ? "it takes none" : `its parameters: ${names.join(", ")}`
+  const decode = Validation.decoder(tool.parametersSchema as Schema.Schema<unknown, unknown>, {
+    root: "arguments",
+    unexpected: () => `is not a parameter of ${tool.name} (${list})`
+  })
   return {
-    decode: Validation.decoder(tool.parametersSchema as Schema.Schema<unknown, unknown>, {
-      root: "arguments",
-      unexpected: () => `is not a parameter of ${tool.name} (${list})`
-    }),
+    decode: name === "terminal_send" ? plainSend(decode) : decode,
     run: handlers[name] as (owner: Ids.OwnerId, params: unknown) => Effect.Effect<unknown, unknown>,
     encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>),
     render: Render.renderings[name]
