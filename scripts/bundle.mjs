@@ -176,10 +176,10 @@ export const bundle = async (options = {}) => {
   await esbuild.build({ ...common, absWorkingDir: bench, entryPoints: benchEntryPoints, chunkNames: "chunk-[hash]" })
   // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in
   // apps/bench/dist/sdk: the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of
-  // its own).
+  // its own); and the SDK's server answering our tool list (the lean group's floor of our contract).
   await esbuild.build({
     absWorkingDir: bench,
-    entryPoints: { SdkNoopServer: "src/SdkNoopServer.ts" },
+    entryPoints: { SdkNoopServer: "src/SdkNoopServer.ts", SdkContractServer: "src/SdkContractServer.ts" },
     outdir: path.join(outdir, "sdk"),
     bundle: true,
     splitting: true,

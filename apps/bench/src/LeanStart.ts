@@ -4,12 +4,17 @@
  *
  * - the cold start: `node bin.js mcp` spawned by the official SDK's client, until the first `true` result
  *   (initialize, tools/list, terminal_open, terminal_send), against the official SDK's no-op server (as the
- *   SDK ships, unbundled), spawned the same way, initialize and one call;
+ *   SDK ships, unbundled), spawned the same way, initialize and one call — and against the floor of our
+ *   contract: the SDK's server answering the same four requests with what ours answered (`SdkContractServer`:
+ *   our tool list, each `outputSchema` the client compiles, and our results), no terminal behind it;
  * - `--help` against `node -e 0`, with a minimal @effect/cli program's `--help` (bundled as ours is) as the
  *   floor of the CLI library itself.
  */
 import * as Effect from "effect/Effect"
 import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { RunOptions } from "./Harness.js"
 import { promise, size } from "./Harness.js"
@@ -20,6 +25,8 @@ import * as Stats from "./Stats.js"
 
 const group = "lean"
 const helpFloor = fileURLToPath(new URL("./HelpFloor.js", import.meta.url))
+/** The SDK's server answering our tool list and our results (unbundled, beside the no-op server). */
+const sdkContractServer = fileURLToPath(new URL("./sdk/SdkContractServer.js", import.meta.url))
 
 /**
  * Spawn → connected (initialize) → … → the first `true` result, ms. `clientMs` gets this process's CPU over
@@ -41,6 +48,48 @@ const coldOurs = (clientMs: Array<number>) =>
       const elapsed = performance.now() - started
       if ((sent.structuredContent as { readonly waitReason?: string }).waitReason !== "prompt") {
         throw new Error(`true ended with ${JSON.stringify(sent.structuredContent)}`)
+      }
+      return elapsed
+    } finally {
+      await connection.close()
+    }
+  })
+
+/** What the client says and what ours answered, for `SdkContractServer`: one run of ours, not timed. */
+const captureContract = (file: string) =>
+  promise(async () => {
+    const connection = await stdio([cliBin, "mcp"])
+    try {
+      const { tools } = await connection.client.listTools()
+      const opened = await connection.client.callTool({ name: "terminal_open", arguments: {} })
+      const { sessionId } = opened.structuredContent as { readonly sessionId: string }
+      const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
+      fs.writeFileSync(file, JSON.stringify({ tools, results: { terminal_open: opened, terminal_send: sent } }))
+      return Buffer.byteLength(JSON.stringify(tools))
+    } finally {
+      await connection.close()
+    }
+  })
+
+/**
+ * The same four requests answered by the SDK's server with our list and our results: spawn → the `true`
+ * result, ms; `clientMs` gets this process's CPU over `tools/list`, as for ours.
+ */
+const coldContract = (file: string, clientMs: Array<number>) =>
+  promise(async () => {
+    const started = performance.now()
+    const connection = await stdio([sdkContractServer, file])
+    try {
+      const before = process.cpuUsage()
+      await connection.client.listTools()
+      const used = process.cpuUsage(before)
+      clientMs.push((used.user + used.system) / 1000)
+      const opened = await connection.client.callTool({ name: "terminal_open", arguments: {} })
+      const { sessionId } = opened.structuredContent as { readonly sessionId: string }
+      const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
+      const elapsed = performance.now() - started
+      if ((sent.structuredContent as { readonly waitReason?: string }).waitReason !== "prompt") {
+        throw new Error(`the contract's true ended with ${JSON.stringify(sent.structuredContent)}`)
       }
       return elapsed
     } finally {
@@ -92,8 +141,18 @@ export const coldStart = (options: RunOptions) =>
   Effect.gen(function*() {
     const rounds = size(options, 9, 3)
     const clientMs: Array<number> = []
-    const samples = yield* paired(rounds, { ours: coldOurs(clientMs), sdk: coldSdk() })
-    options.progress(`lean: cold start, ${rounds} pairs`)
+    const contractClientMs: Array<number> = []
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-contract-"))
+    const file = path.join(dir, "contract.json")
+    const samples = yield* Effect.ensuring(
+      Effect.flatMap(captureContract(file), (listBytes) =>
+        Effect.map(
+          paired(rounds, { ours: coldOurs(clientMs), sdk: coldSdk(), contract: coldContract(file, contractClientMs) }),
+          (samples) => ({ ...samples, listBytes })
+        )),
+      Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    options.progress(`lean: cold start, ${rounds} rounds of three`)
     const floor: Metric = {
       name: "lean.cold-start.sdk",
       group,
@@ -103,6 +162,21 @@ export const coldStart = (options: RunOptions) =>
       compared: [],
       notes: ["the official SDK's no-op server (unbundled, as the SDK ships), spawned with node: initialize + one call"]
     }
+    const contractRatio = comparePaired(samples.contract, samples.sdk, floor)
+    const contract: Metric = {
+      name: "lean.cold-start.sdk-contract",
+      group,
+      kind: "baseline",
+      unit: "ms",
+      ...distribution(samples.contract),
+      compared: [contractRatio],
+      notes: [
+        "the floor of our contract: the SDK's server (as its no-op server) answering the same requests as ours " +
+        `— initialize, tools/list with our list (${Stats.round(samples.listBytes / 1024)} KiB, each outputSchema), ` +
+        "terminal_open, terminal_send true — with the results ours gave, no terminal behind it",
+        `the client's own CPU over tools/list: median ${Stats.round(Stats.percentile(contractClientMs, 50))} ms`
+      ]
+    }
     const ratio = comparePaired(samples.ours, samples.sdk, floor)
     const ours: Metric = {
       name: "lean.cold-start",
@@ -110,7 +184,7 @@ export const coldStart = (options: RunOptions) =>
       kind: "ours",
       unit: "ms",
       ...distribution(samples.ours),
-      compared: [ratio],
+      compared: [ratio, comparePaired(samples.ours, samples.contract, contract)],
       target: {
         text: "spawn → first `true` result ≤ 1.5 × the SDK's no-op server (initialize + one call)",
         met: ratio.ratio === null ? null : ratio.ratio <= 1.5
@@ -118,13 +192,17 @@ export const coldStart = (options: RunOptions) =>
       notes: [
         "node apps/cli/dist/bin.js mcp spawned by the SDK's client: initialize, tools/list, terminal_open, " +
         "terminal_send true, until its result; the ratio is the median of the pairs' ratios",
-        `pairs: ${samples.ours.map((v, i) => `${Stats.round(v)}/${Stats.round(samples.sdk[i]!)}`).join(", ")}`,
+        `rounds (ours/sdk/contract): ${
+          samples.ours.map((v, i) =>
+            `${Stats.round(v)}/${Stats.round(samples.sdk[i]!)}/${Stats.round(samples.contract[i]!)}`
+          ).join(", ")
+        }`,
         `of which the client's own CPU over tools/list (the SDK parses the list and compiles each tool's ` +
         `outputSchema; the floor lists nothing): median ${Stats.round(Stats.percentile(clientMs, 50))} ms ` +
         `(${clientMs.map((v) => Stats.round(v)).join(", ")})`
       ]
     }
-    return [ours, floor]
+    return [ours, floor, contract]
   })
 
 /** `--help` of ours, of a minimal @effect/cli program, and `node -e 0`. */
