@@ -14,6 +14,9 @@ const tokens: ReadonlyArray<string> = [
   "y".repeat(90),
   "一二三",
   "😀",
+  // up to U+00FF a row is read as one byte a character; from the first wider one on, as code units
+  "café ÿ\u00a0",
+  "\u00ff\u0100",
   "e\u0301",
   "\u0301",
   "\r\n",
