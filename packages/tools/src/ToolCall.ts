@@ -146,7 +146,9 @@ const plainSend = (decode: Compiled["decode"]): Compiled["decode"] => {
   return (payload) => {
     if (typeof payload === "object" && payload !== null && Object.getPrototypeOf(payload) === Object.prototype) {
       const { sessionId, text } = payload as { readonly sessionId?: unknown; readonly text?: unknown }
-      const fields = Object.keys(payload).length
+      let fields = 0
+      // a plain object's keys are its own (counted without the array `Object.keys` builds)
+      for (const _ in payload) fields++
       if (
         typeof text === "string" &&
         (sessionId === undefined ? fields === 1 : fields === 2 && typeof sessionId === "string" && isId(sessionId))
