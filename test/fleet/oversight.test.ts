@@ -131,6 +131,15 @@ describe.runIf(built)("the live view's operations across the fleet (real nats-se
     await people.runPromise(watching.await)
   }, 90_000)
 
+  it("acts for one owner: a call for another owner is OwnerMismatch, and runs nothing", async () => {
+    const service = await pty()
+    await agent.runPromise(service.list(anyOwner))
+    const other = "owner:someone-else" as typeof anyOwner
+    const refused = await agent.runPromiseExit(service.open(other, { name: "not-mine" }))
+    expect(errorOf(refused)?._tag).toBe("OwnerMismatch")
+    expect((await agent.runPromise(service.list(anyOwner))).some((s) => s.name === "not-mine")).toBe(false)
+  }, 30_000)
+
   it("refuses an agent's NATS user on the machines' oversee subject (NATS permissions), not p1", async () => {
     const request = (user: "c1" | "p1") =>
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {
