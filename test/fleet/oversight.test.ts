@@ -131,6 +131,21 @@ describe.runIf(built)("the live view's operations across the fleet (real nats-se
     await people.runPromise(watching.await)
   }, 90_000)
 
+  it("changes: a terminal opened on a machine is a change the page hears of", async () => {
+    const service = await pty()
+    const view = await oversight()
+    // once every machine is followed, the machines' own changes are the only ones left
+    await people.runPromise(view.sessions)
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    const heard = people.runPromise(Stream.runHead(view.changes).pipe(Effect.timeout("10 seconds"), Effect.option))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const opened = await agent.runPromise(
+      service.open(anyOwner, { name: "a-change" }).pipe(FleetTerminal.placedOn({ machine: "m1" }))
+    )
+    expect(Option.isSome(await heard)).toBe(true)
+    await agent.runPromise(service.close(anyOwner, opened.sessionId as never))
+  }, 30_000)
+
   it("acts for one owner: a call for another owner is OwnerMismatch, and runs nothing", async () => {
     const service = await pty()
     await agent.runPromise(service.list(anyOwner))

@@ -190,14 +190,13 @@ export const make = (
     const changes = yield* PubSub.sliding<void>(16)
     const following = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
     const scope = yield* Effect.scope
+    let lastMachines = ""
     yield* Effect.gen(function*() {
       const machines = new Set((yield* directory.machines).map((machine) => machine.machine))
-      let changed = false
       for (const [machine, fiber] of following) {
         if (machines.has(machine) && fiber.unsafePoll() === null) continue
         following.delete(machine)
         yield* Fiber.interrupt(fiber)
-        changed = true
       }
       for (const machine of machines) {
         if (following.has(machine)) continue
@@ -205,9 +204,11 @@ export const make = (
           Stream.runForEach(client[OversightOperations.streams.changes.tag]!({}), () =>
             PubSub.publish(changes, undefined))).pipe(Effect.exit, Effect.forkIn(scope))
         following.set(machine, fiber)
-        changed = true
       }
-      if (changed) {
+      // a machine joined or left (a stream followed again after a failure is no change of its own)
+      const names = [...machines].sort().join(" ")
+      if (names !== lastMachines) {
+        lastMachines = names
         yield* PubSub.publish(changes, undefined)
       }
     }).pipe(
