@@ -173,5 +173,21 @@ describe.runIf(built)("the live view's operations across the fleet (real nats-se
       })))
     expect(await request("c1")).toContain("Permissions Violation")
     expect(await request("p1")).not.toContain("Permissions Violation")
+
+    // an agent's user flooding the subject reaches no machine: the person's view answers meanwhile
+    const view = await oversight()
+    const flood = Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const connection = yield* Nats.make(nats.fleet.connectOptions("c1"))
+      for (let i = 0; i < 2_000; i++) {
+        connection.connection.publish("agent-terminal.m.m1.oversee", new Uint8Array(4096), {
+          reply: "agent-terminal.inbox.c1.flood"
+        })
+      }
+      yield* Effect.promise(() => connection.connection.flush().catch(() => undefined))
+    })))
+    const answered = await people.runPromise(view.sessions)
+    expect(Array.isArray(answered)).toBe(true)
+    await flood
+    expect(Array.isArray(await people.runPromise(view.sessions))).toBe(true)
   }, 30_000)
 })
