@@ -132,14 +132,24 @@ export const make = (
       Effect.flatMap(clientsOf(owner), (clients) => clients.call(machine, use))
     /** Which machine each task id seen came from (a task id does not name its machine). */
     const taskHomes = new Map<string, string>()
-    const noted = <A extends { readonly taskId?: string | undefined }>(machine: string) => (result: A) => {
-      if (result.taskId !== undefined) taskHomes.set(result.taskId, machine)
-      return result
-    }
+    /** Each owner's task ids seen (its `removeOwner` forgets them, and only them). */
+    const ownTasks = new Map<Ids.OwnerId, Set<string>>()
+    const noted =
+      <A extends { readonly taskId?: string | undefined }>(owner: Ids.OwnerId, machine: string) => (result: A) => {
+        if (result.taskId === undefined) return result
+        taskHomes.set(result.taskId, machine)
+        const own = ownTasks.get(owner) ?? new Set<string>()
+        ownTasks.set(owner, own.add(result.taskId))
+        return result
+      }
 
     /** A removed task's machine is forgotten (the map would grow with every task of a long-lived client). */
-    const forget = <A, E>(taskId: string, remove: Effect.Effect<A, E>) =>
-      Effect.tap(remove, () => Effect.sync(() => taskHomes.delete(taskId)))
+    const forget = <A, E>(owner: Ids.OwnerId, taskId: string, remove: Effect.Effect<A, E>) =>
+      Effect.tap(remove, () =>
+        Effect.sync(() => {
+          taskHomes.delete(taskId)
+          ownTasks.get(owner)?.delete(taskId)
+        }))
 
     /** The machine of `sessionId`, or the error that answers it without asking any machine. */
     const home = (sessionId: string): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> =>
@@ -260,20 +270,24 @@ export const make = (
           home(sessionId),
           (machine) =>
             call(owner, machine, (client) =>
-              client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
+              client.Send({ sessionId, request })).pipe(Effect.map(noted(owner, machine)))
         ),
       requestHuman: (owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) =>
             call(owner, machine, (client) =>
-              client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
+              client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(owner, machine)))
         ),
       list: (owner) =>
         fanOut(owner, (client) =>
           client.List({})),
       closeOwner: (owner) =>
-        known(owner, Effect.asVoid(fanOut(owner, (client) => Effect.as(client.CloseOwner({}), [])))).pipe(
+        known(
+          owner,
+          Effect.asVoid(fanOut(owner, (client) =>
+            Effect.as(client.CloseOwner({}), [])))
+        ).pipe(
           Effect.ensuring(release(owner))
         ),
       configureSandbox: (owner, policy) =>
@@ -285,7 +299,8 @@ export const make = (
           })),
       sandboxOf: (owner) =>
         Effect.flatMap(Effect.orDie(placed), (machine) =>
-          call(owner, machine.machine, (client) => client.SandboxOf({}))),
+          call(owner, machine.machine, (client) =>
+            client.SandboxOf({}))),
       watch: (owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
           const machine = yield* home(sessionId)
@@ -330,10 +345,14 @@ export const make = (
     const tasks = TaskRuntime.Tasks.of({
       ...(routedBy(TaskRuntime.operations, "taskId", byTask) as Operation.ServiceOf<typeof TaskRuntime.operations>),
       list: (owner) => fanOut(owner, (client) => client.TaskList({})),
-      remove: (owner, taskId) => forget(taskId, byTask(owner)(taskId, (client) => client.TaskRemove({ taskId }))),
+      remove: (owner, taskId) =>
+        forget(owner, taskId, byTask(owner)(taskId, (client) => client.TaskRemove({ taskId }))),
       removeOwner: (owner) =>
         known(owner, Effect.asVoid(fanOut(owner, (client) => Effect.as(client.TaskRemoveOwner({}), [])))).pipe(
-          Effect.ensuring(Effect.sync(() => taskHomes.clear()))
+          Effect.ensuring(Effect.sync(() => {
+            for (const taskId of ownTasks.get(owner) ?? []) taskHomes.delete(taskId)
+            ownTasks.delete(owner)
+          }))
         ),
       completions
     })
@@ -344,9 +363,9 @@ export const make = (
       exec: (owner, request) =>
         Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
           call(owner, machine, (client) =>
-            client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
+            client.ExecRun({ request })).pipe(Effect.map(noted(owner, machine)))),
       remove: (owner, taskId) =>
-        forget(taskId, byTask(owner)(taskId, (client) => client.ExecRemove({ taskId }))),
+        forget(owner, taskId, byTask(owner)(taskId, (client) => client.ExecRemove({ taskId }))),
       list: (owner) => fanOut(owner, (client) => client.ExecList({}))
     })
 
