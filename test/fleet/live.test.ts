@@ -159,6 +159,10 @@ describe.skipIf(!hasChromium || !built)(
             return recording !== undefined
           })
         ).toBe(true)
+        await page.waitForSelector(
+          `#recordings tr[data-recording="${recording!.name}"] .flag.machine[data-machine="m2"]`,
+          { timeout: 15_000 }
+        )
         await page.click(`#recordings tr[data-recording="${recording!.name}"] button.replay`, { timeout: 15_000 })
         await page.waitForSelector("#player:not([hidden])")
         await page.selectOption("#speed", "100")

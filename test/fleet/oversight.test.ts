@@ -106,6 +106,7 @@ describe.runIf(built)("the live view's operations across the fleet (real nats-se
     const recordings = await people.runPromise(view.recordings)
     const recording = recordings.find((r) => r.sessionId === onM2.sessionId)
     expect(recording?.name.startsWith(`${onM2.sessionId}`)).toBe(true)
+    expect(recording?.machine).toBe("m2")
     expect(
       await waitUntil(async () => {
         const bytes = await people.runPromise(view.recording(recording!.name))

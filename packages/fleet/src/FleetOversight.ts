@@ -12,7 +12,15 @@
  *
  * @since 0.4.0
  */
-import { type Audit, Errors, Operation, Oversight, OversightOperations, type Watch } from "@agent-terminal/core"
+import {
+  type Audit,
+  Errors,
+  Operation,
+  Oversight,
+  OversightOperations,
+  type Recording,
+  type Watch
+} from "@agent-terminal/core"
 import { OversightProtocol } from "@agent-terminal/daemon"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Chunk from "effect/Chunk"
@@ -275,7 +283,12 @@ export const make = (
         byId(operations.audit)(sessionId, limit).pipe(
           Effect.catchTag("SessionNotFound", () => Effect.succeed([]))
         ) as Effect.Effect<ReadonlyArray<Audit.AuditEntry>>,
-      recordings: fanOut((_machine, client) => client[operations.recordings.tag]!({})),
+      recordings: fanOut((machine, client) =>
+        Effect.map(
+          client[operations.recordings.tag]!({}) as Effect.Effect<ReadonlyArray<Recording.RecordingInfo>>,
+          (list) => list.map((info) => ({ ...info, machine }))
+        )
+      ),
       recording: (name) => {
         const machine = machineOfRecording(name)
         if (machine === undefined) return Effect.succeed(Option.none())

@@ -298,7 +298,16 @@
       el(
         "tr",
         { "data-recording": recording.name },
-        el("td", {}, recording.sessionId, el("br"), time(recording.startedAt)),
+        el(
+          "td",
+          {},
+          recording.sessionId,
+          ...(recording.machine
+            ? [el("span", { className: "flag machine", "data-machine": recording.machine }, recording.machine)]
+            : []),
+          el("br"),
+          time(recording.startedAt)
+        ),
         el("td", {}, Math.max(1, Math.round(recording.bytes / 1024)) + " KiB"),
         el(
           "td",
