@@ -156,6 +156,35 @@ describe.runIf(built)("the live view's operations across the fleet (real nats-se
     expect((await agent.runPromise(service.list(anyOwner))).some((s) => s.name === "not-mine")).toBe(false)
   }, 30_000)
 
+  it("an owner name of 64 characters (valid for --owner and HTTP) is an owner on every machine", async () => {
+    const long = fleetClient(nats.fleet, "c2", "a".repeat(64))
+    try {
+      await waitUntil(
+        async () =>
+          (await long.runPromise(Effect.flatMap(FleetTerminal.Fleet, (fleet) => fleet.directory.machines)))
+            .length === 2,
+        10_000
+      )
+      const service = await long.runPromise(PtyService.PtyService)
+      const opened = await long.runPromise(
+        service.open(anyOwner, { name: "long-owner" }).pipe(FleetTerminal.placedOn({ machine: "m2" }))
+      )
+      expect((await long.runPromise(service.list(anyOwner))).map((s) => s.sessionId)).toEqual([opened.sessionId])
+      // the same owner of the same NATS user, from another client, is the same owner
+      const again = fleetClient(nats.fleet, "c2", "a".repeat(64))
+      try {
+        const other = await again.runPromise(PtyService.PtyService)
+        const sent = await again.runPromise(other.send(anyOwner, opened.sessionId as never, { text: "echo same" }))
+        expect(sent.output).toContain("same")
+      } finally {
+        await again.dispose()
+      }
+      await long.runPromise(service.close(anyOwner, opened.sessionId as never))
+    } finally {
+      await long.dispose()
+    }
+  }, 60_000)
+
   it("refuses an agent's NATS user on the machines' oversee subject (NATS permissions), not p1", async () => {
     const request = (user: "c1" | "p1") =>
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {

@@ -54,6 +54,20 @@ export interface Options {
   readonly server?: Omit<NatsRpcServer.Options, "machine"> | undefined
 }
 
+/**
+ * The daemon's owner name of owner `name` declared by NATS user `user` in run `run`: `<name>@<user>.<run>`,
+ * or, when that passes the 64 characters of an owner name (a name of 64 is valid on its own), its first 47
+ * characters and 16 hex of its hash: the same owner finds the same name again, two owners never share one.
+ *
+ * @since 0.4.0
+ */
+export const ownerName = (name: string, user: string, run: string): string => {
+  const full = `${name}@${user}.${run}`
+  return full.length <= 64
+    ? full
+    : `${full.slice(0, 47)}-${crypto.createHash("sha256").update(full).digest("hex").slice(0, 16)}`
+}
+
 /** Record what changed among the machine's terminals since the last look. */
 const registryFollower = (
   options: Options,
@@ -160,7 +174,7 @@ export const transport = (
     // The owners of NATS users: the NATS credential proves the user, so the secret is the machine's own.
     const ownerKey = crypto.randomBytes(32)
     const credential = (name: string, user: string) => {
-      const owner = `${name}@${user}.${options.run}`
+      const owner = ownerName(name, user, options.run)
       return { name: owner, secret: crypto.createHmac("sha256", ownerKey).update(owner).digest("hex") }
     }
     yield* Effect.logInfo(
