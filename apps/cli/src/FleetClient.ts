@@ -2,6 +2,7 @@
  * The fleet for `mcp --nats` (and `console --nats`): the terminal services over every machine of the fleet
  * (`FleetTerminal`), connected to NATS as the options say. Loaded only with `--nats`.
  */
+import type { Ids } from "@agent-terminal/core"
 import { FleetTerminal, Nats } from "@agent-terminal/fleet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -25,13 +26,17 @@ export const natsLayer = (
     }
   })
 
-/** `PtyService`, `TaskRuntime`, `Exec` over the fleet, as owner `owner` (anonymous when none). */
+/**
+ * `PtyService`, `TaskRuntime`, `Exec` over the fleet, as owner `owner` on the machines (anonymous when none),
+ * acting for `actsFor` only (a call for another owner is `OwnerMismatch`).
+ */
 export const fleetLayer = (
   parsed: NatsOptions.ConnectionOptions,
   servers: ReadonlyArray<string>,
   owner: Option.Option<string>,
-  client: string
+  client: string,
+  actsFor?: Ids.OwnerId
 ) =>
-  FleetTerminal.layer({ owner: Option.getOrUndefined(owner), client }).pipe(
+  FleetTerminal.layer({ owner: Option.getOrUndefined(owner), client, actsFor }).pipe(
     Layer.provide(natsLayer(parsed, servers, "client"))
   )

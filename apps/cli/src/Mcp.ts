@@ -1,7 +1,9 @@
 /**
  * `agent-terminal mcp`: the terminal tools over MCP, on stdio (one connection, one owner; when the client
  * goes away — stdin ends — every session it opened is closed; only the protocol is written to stdout) or
- * over Streamable HTTP with `--http <port>` (one owner per MCP session; see `McpHttp`).
+ * over Streamable HTTP with `--http <port>` (one owner per MCP session; see `McpHttp`). With `--nats`, the
+ * terminals live on the fleet's machines; `--nats --http` serves MCP to many owners and the live view of every
+ * machine's terminals (`FleetHttp`).
  *
  * Settings come from the command line, each with an `AGENT_TERMINAL_*` environment fallback, and are
  * validated once at startup (`Settings`): an invalid one is printed on stderr, naming the field, and the exit
@@ -89,13 +91,42 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
         ? undefined
         : NatsOptions.serversOf(options as NatsOptions.ConnectionOptions)
       if (servers !== undefined) {
-        if (options.daemon || Option.isSome(options.http)) {
-          return refuse("nats", "--nats with --daemon or --http: the terminals live on the fleet's machines; give one")
+        if (options.daemon) {
+          return refuse("nats", "--nats with --daemon: the terminals live on the fleet's machines; give one")
+        }
+        const fleetClient = Effect.promise(() => import("./FleetClient.js"))
+        const port = Option.getOrUndefined(options.http)
+        if (port !== undefined) {
+          // the HTTP server over the fleet: the tools for many owners, the live view over every machine
+          const fleetHttp = Effect.promise(() => import("./FleetHttp.js"))
+          return Effect.zip(httpTransport, fleetHttp).pipe(Effect.flatMap(([HttpTransport, FleetHttp]) => {
+            const http = HttpTransport.settingsFrom(port, options)
+            if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
+            return HttpTransport.loadToken(options).pipe(
+              Effect.matchEffect({
+                onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
+                onSuccess: (token) =>
+                  HttpTransport.serve(
+                    settings,
+                    http.right,
+                    token,
+                    FleetHttp.layer(options as NatsOptions.ConnectionOptions, servers),
+                    serverInfo,
+                    { ...deployment.right, machines: true }
+                  ).pipe(
+                    Effect.catchTags({
+                      NatsUnavailable: (error) => daemonRefused(error.message),
+                      NotPermitted: (error) => daemonRefused(error.message)
+                    })
+                  )
+              })
+            )
+          }))
         }
         const fleet = Layer.unwrapEffect(Effect.map(
-          Effect.promise(() => import("./FleetClient.js")),
+          fleetClient,
           (FleetClient) =>
-            FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp")
+            FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp", stdioOwner)
         ))
         return serveStdioWith(settings, fleet, { ...deployment.right, machines: true }, Effect.succeed(stdioOwner))
           .pipe(

@@ -66,6 +66,8 @@ export type PendingRequest = typeof PendingRequest.Type
  */
 export const OverseenSession = Schema.Struct({
   sessionId: Schema.String,
+  /** The machine of the fleet the session lives on (absent when one process owns every session shown). */
+  machine: Schema.optional(Schema.String),
   owner: Schema.String,
   name: Schema.String,
   type: SessionType,

@@ -23,6 +23,8 @@ export const RecordingInfo = Schema.Struct({
   /** The file's name (`<session id>-<start>.cast`): how it is downloaded. */
   name: Schema.String,
   sessionId: Schema.String,
+  /** The machine of the fleet it is kept on (absent when one process keeps every recording shown). */
+  machine: Schema.optional(Schema.String),
   bytes: Schema.Number,
   /** When it started and was last written (ms since the epoch). */
   startedAt: Schema.Number,

@@ -110,3 +110,9 @@ export * as Watch from "./Watch.js"
  * @since 0.3.0
  */
 export * as Placement from "./Placement.js"
+/**
+ * The operations of `Oversight`, declared once (what the fleet's oversight RPCs are derived from).
+ *
+ * @since 0.4.0
+ */
+export * as OversightOperations from "./OversightOperations.js"

@@ -15,6 +15,12 @@ export * as Framing from "./Framing.js"
  */
 export * as Paths from "./Paths.js"
 /**
+ * The live view's operations as an RPC group of their own, and its handlers.
+ *
+ * @since 0.4.0
+ */
+export * as OversightProtocol from "./OversightProtocol.js"
+/**
  * @since 0.2.0
  */
 export * as Protocol from "./Protocol.js"

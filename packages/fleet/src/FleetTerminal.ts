@@ -5,6 +5,10 @@
  * `placedOn({ machine, labels })` asks), every call by id goes straight to the machine the id names
  * (`FleetIds`), `list` asks every machine and merges (each id naming its machine).
  *
+ * Owners: a client acts for one owner (a call for another dies with `OwnerMismatch`, as over the daemon's
+ * socket), or, with `owners`, for many (an HTTP server's): each owner has sessions of its own with the machines,
+ * made at its first call and ended by its `closeOwner`, so two owners never see each other's terminals.
+ *
  * Failures are typed and fast: a machine that does not answer makes the call die with `MachineUnavailable`
  * (its name, since when), a dropped NATS connection with `ConnectionLost`, within about a second even for a
  * call or watch in flight; nothing is retried. An id of a machine's earlier run is `SessionLost` from the id
@@ -15,6 +19,7 @@
 import {
   Errors,
   Exec,
+  Ids,
   Operation,
   Placement as CorePlacement,
   PtyService,
@@ -33,7 +38,8 @@ import * as Stream from "effect/Stream"
 import * as Discovery from "./Discovery.js"
 import { MachineUnavailable, type NotPermitted } from "./FleetErrors.js"
 import * as FleetIds from "./FleetIds.js"
-import * as machineClients from "./internal/machineClients.js"
+import type * as machineClients from "./internal/machineClients.js"
+import * as ownerClients from "./internal/ownerClients.js"
 import type { Nats } from "./Nats.js"
 import type * as Placement from "./Placement.js"
 
@@ -45,6 +51,17 @@ import type * as Placement from "./Placement.js"
 export interface Options {
   /** Act as this named owner on every machine (under this client's NATS user); default: anonymous. */
   readonly owner?: string | undefined
+  /**
+   * The one owner this client acts for (stdio: the MCP connection's): a call for another dies with
+   * `OwnerMismatch`. Default: the first owner that calls. Ignored with `owners`.
+   */
+  readonly actsFor?: Ids.OwnerId | undefined
+  /**
+   * Many owners (an HTTP server's): each owner a caller names gets sessions of its own with the machines, made
+   * at its first call, as the machine owner `nameOf` gives (`undefined`: anonymous there, so its terminals
+   * close when its sessions do); its `closeOwner` closes them. Two owners never see each other's terminals.
+   */
+  readonly owners?: { readonly nameOf: (owner: Ids.OwnerId) => string | undefined } | undefined
   /** The client's name in the machines' logs. */
   readonly client?: string | undefined
   /** A session's handshake deadline (default 2 s). */
@@ -100,22 +117,39 @@ export const make = (
       Effect.ignore
     )
     const completions = yield* PubSub.unbounded<TaskRuntime.TaskEvent>()
-    const clients = yield* machineClients.make({
+    const runOf = (machine: string) =>
+      Effect.map(directory.machines, (machines) => machines.find((m) => m.machine === machine)?.run)
+    const { clientsOf, isKnown, release } = yield* ownerClients.make({
       ...options,
-      onCompletion: (event) => PubSub.publish(completions, event),
-      runOf: (machine) => Effect.map(directory.machines, (machines) => machines.find((m) => m.machine === machine)?.run)
+      runOf,
+      publish: (event) => PubSub.publish(completions, event)
     })
-    const { call } = clients
+    const call = <A, E>(
+      owner: Ids.OwnerId,
+      machine: string,
+      use: (client: machineClients.Client) => Effect.Effect<A, E>
+    ): Effect.Effect<A, machineClients.Own<E>> =>
+      Effect.flatMap(clientsOf(owner), (clients) => clients.call(machine, use))
     /** Which machine each task id seen came from (a task id does not name its machine). */
     const taskHomes = new Map<string, string>()
-    const noted = <A extends { readonly taskId?: string | undefined }>(machine: string) => (result: A) => {
-      if (result.taskId !== undefined) taskHomes.set(result.taskId, machine)
-      return result
-    }
+    /** Each owner's task ids seen (its `removeOwner` forgets them, and only them). */
+    const ownTasks = new Map<Ids.OwnerId, Set<string>>()
+    const noted =
+      <A extends { readonly taskId?: string | undefined }>(owner: Ids.OwnerId, machine: string) => (result: A) => {
+        if (result.taskId === undefined) return result
+        taskHomes.set(result.taskId, machine)
+        const own = ownTasks.get(owner) ?? new Set<string>()
+        ownTasks.set(owner, own.add(result.taskId))
+        return result
+      }
 
     /** A removed task's machine is forgotten (the map would grow with every task of a long-lived client). */
-    const forget = <A, E>(taskId: string, remove: Effect.Effect<A, E>) =>
-      Effect.tap(remove, () => Effect.sync(() => taskHomes.delete(taskId)))
+    const forget = <A, E>(owner: Ids.OwnerId, taskId: string, remove: Effect.Effect<A, E>) =>
+      Effect.tap(remove, () =>
+        Effect.sync(() => {
+          taskHomes.delete(taskId)
+          ownTasks.get(owner)?.delete(taskId)
+        }))
 
     /** The machine of `sessionId`, or the error that answers it without asking any machine. */
     const home = (sessionId: string): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> =>
@@ -137,38 +171,46 @@ export const make = (
           return Effect.succeed(place.machine)
         }
       )
-    const byId = <A, E>(sessionId: string, use: (client: machineClients.Client) => Effect.Effect<A, E>) =>
-      Effect.flatMap(home(sessionId), (machine) => call(machine, use))
+    const byId =
+      (owner: Ids.OwnerId) => <A, E>(sessionId: string, use: (client: machineClients.Client) => Effect.Effect<A, E>) =>
+        Effect.flatMap(home(sessionId), (machine) => call(owner, machine, use))
 
-    /** Every machine in the directory or in session now. */
-    const everyMachine = Effect.map(directory.machines, (machines) => [
-      ...new Set([...machines.map((machine) => machine.machine), ...clients.connected()])
-    ])
+    /** Every machine in the directory or in session now (the owner's sessions). */
+    const everyMachine = (owner: Ids.OwnerId) =>
+      Effect.zipWith(directory.machines, clientsOf(owner), (machines, clients) => [
+        ...new Set([...machines.map((machine) => machine.machine), ...clients.connected()])
+      ])
     /** `use` on every machine that answers; a machine that does not is left out (and logged). */
-    const fanOut = <A>(use: (client: machineClients.Client) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
-      Effect.flatMap(everyMachine, (machines) =>
+    const fanOut = <A>(
+      owner: Ids.OwnerId,
+      use: (client: machineClients.Client) => Effect.Effect<ReadonlyArray<A>, unknown>
+    ) =>
+      Effect.flatMap(everyMachine(owner), (machines) =>
         Effect.forEach(machines, (machine) =>
-          call(machine, use).pipe(
+          call(owner, machine, use).pipe(
             Effect.catchAllCause((cause) =>
               Effect.logWarning(`fleet: machine ${machine} left out of a list`, cause).pipe(Effect.as([]))
             )
-          ), { concurrency: "unbounded" })).pipe(Effect.map((lists) => lists.flat()))
+          ), { concurrency: "unbounded" })).pipe(Effect.map((lists) =>
+            lists.flat()
+          ))
 
     /** A task's machine: the one it came from, else each machine in turn until one knows it. */
-    const byTask = <A, E>(
+    const byTask = (owner: Ids.OwnerId) =>
+    <A, E>(
       taskId: string,
       use: (client: machineClients.Client) => Effect.Effect<A, E>
     ): Effect.Effect<A, machineClients.Own<E> | Errors.TaskNotFound> =>
       Effect.suspend(() => {
         const known = taskHomes.get(taskId)
-        if (known !== undefined) return call(known, use)
+        if (known !== undefined) return call(owner, known, use)
         return Effect.flatMap(
-          everyMachine,
+          everyMachine(owner),
           (machines): Effect.Effect<A, machineClients.Own<E> | Errors.TaskNotFound> => {
             const attempt = (rest: ReadonlyArray<string>): Effect.Effect<A, machineClients.Own<E>> =>
               rest.length === 1
-                ? call(rest[0]!, use)
-                : call(rest[0]!, use).pipe(
+                ? call(owner, rest[0]!, use)
+                : call(owner, rest[0]!, use).pipe(
                   Effect.catchIf(
                     (error) => (error as { _tag?: string })._tag === "TaskNotFound",
                     () => attempt(rest.slice(1))
@@ -178,6 +220,10 @@ export const make = (
           }
         )
       })
+
+    /** With many owners, an owner that never called has nothing anywhere: closing it asks no machine. */
+    const known = (owner: Ids.OwnerId, effect: Effect.Effect<void>): Effect.Effect<void> =>
+      Effect.suspend(() => isKnown(owner) ? effect : Effect.void)
 
     // A machine that is not there, or none with the labels: the caller's input, typed (the model can fix it).
     const placed = Effect.flatMap(FiberRef.get(CorePlacement.current), (request) =>
@@ -195,15 +241,17 @@ export const make = (
     const routedBy = <Ops extends Operation.Table>(
       table: Ops,
       first: string,
-      route: (id: string, use: (client: machineClients.Client) => Effect.Effect<unknown, unknown>) => unknown
+      route: (
+        owner: Ids.OwnerId
+      ) => (id: string, use: (client: machineClients.Client) => Effect.Effect<unknown, unknown>) => unknown
     ): Partial<Operation.ServiceOf<Ops>> => {
       const service: Record<string, unknown> = {}
       for (const [method, operation] of Object.entries(table)) {
         if (operation.args[0]?.name !== first) {
           continue
         }
-        service[method] = (_owner: unknown, ...args: ReadonlyArray<unknown>) =>
-          route(String(args[0]), (client) =>
+        service[method] = (owner: Ids.OwnerId, ...args: ReadonlyArray<unknown>) =>
+          route(owner)(String(args[0]), (client) =>
             (client as unknown as Record<string, (payload: unknown) => Effect.Effect<unknown, unknown>>)[
               operation.tag
             ]!(Operation.payloadOf(operation, args)))
@@ -213,39 +261,50 @@ export const make = (
 
     const pty = PtyService.PtyService.of({
       ...(routedBy(PtyService.operations, "sessionId", byId) as Operation.ServiceOf<typeof PtyService.operations>),
-      open: (_owner, request) =>
+      open: (owner, request) =>
         Effect.flatMap(placed, (machine) =>
-          call(machine.machine, (client) =>
+          call(owner, machine.machine, (client) =>
             client.Open({ request }))),
-      send: (_owner, sessionId, request) =>
+      send: (owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) =>
-            call(machine, (client) =>
-              client.Send({ sessionId, request })).pipe(Effect.map(noted(machine)))
+            call(owner, machine, (client) =>
+              client.Send({ sessionId, request })).pipe(Effect.map(noted(owner, machine)))
         ),
-      requestHuman: (_owner, sessionId, request) =>
+      requestHuman: (owner, sessionId, request) =>
         Effect.flatMap(
           home(sessionId),
           (machine) =>
-            call(machine, (client) =>
-              client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(machine)))
+            call(owner, machine, (client) =>
+              client.RequestHuman({ sessionId, request })).pipe(Effect.map(noted(owner, machine)))
         ),
-      list: () => fanOut((client) => client.List({})),
-      closeOwner: () => Effect.asVoid(fanOut((client) => Effect.as(client.CloseOwner({}), []))),
-      configureSandbox: (_owner, policy) =>
-        Effect.flatMap(everyMachine, (machines) =>
+      list: (owner) =>
+        fanOut(owner, (client) =>
+          client.List({})),
+      closeOwner: (owner) =>
+        known(
+          owner,
+          Effect.asVoid(fanOut(owner, (client) =>
+            Effect.as(client.CloseOwner({}), [])))
+        ).pipe(
+          Effect.ensuring(release(owner))
+        ),
+      configureSandbox: (owner, policy) =>
+        Effect.flatMap(everyMachine(owner), (machines) =>
           Effect.forEach(machines, (machine) =>
-            call(machine, (client) =>
+            call(owner, machine, (client) =>
               client.ConfigureSandbox({ policy })), {
             discard: true
           })),
-      sandboxOf: () =>
+      sandboxOf: (owner) =>
         Effect.flatMap(Effect.orDie(placed), (machine) =>
-          call(machine.machine, (client) => client.SandboxOf({}))),
-      watch: (_owner, sessionId, watchOptions) =>
+          call(owner, machine.machine, (client) =>
+            client.SandboxOf({}))),
+      watch: (owner, sessionId, watchOptions) =>
         Effect.gen(function*() {
           const machine = yield* home(sessionId)
+          const clients = yield* clientsOf(owner)
           const { client } = yield* clients.session(machine)
           const mailbox = yield* client.Watch({
             sessionId,
@@ -285,11 +344,15 @@ export const make = (
 
     const tasks = TaskRuntime.Tasks.of({
       ...(routedBy(TaskRuntime.operations, "taskId", byTask) as Operation.ServiceOf<typeof TaskRuntime.operations>),
-      list: () => fanOut((client) => client.TaskList({})),
-      remove: (_owner, taskId) => forget(taskId, byTask(taskId, (client) => client.TaskRemove({ taskId }))),
-      removeOwner: () =>
-        Effect.asVoid(fanOut((client) => Effect.as(client.TaskRemoveOwner({}), []))).pipe(
-          Effect.ensuring(Effect.sync(() => taskHomes.clear()))
+      list: (owner) => fanOut(owner, (client) => client.TaskList({})),
+      remove: (owner, taskId) =>
+        forget(owner, taskId, byTask(owner)(taskId, (client) => client.TaskRemove({ taskId }))),
+      removeOwner: (owner) =>
+        known(owner, Effect.asVoid(fanOut(owner, (client) => Effect.as(client.TaskRemoveOwner({}), [])))).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            for (const taskId of ownTasks.get(owner) ?? []) taskHomes.delete(taskId)
+            ownTasks.delete(owner)
+          }))
         ),
       completions
     })
@@ -297,13 +360,13 @@ export const make = (
     const exec = Exec.Exec.of({
       ...(routedBy(Exec.operations, "taskId", byTask) as Operation.ServiceOf<typeof Exec.operations>),
       shell: "bash",
-      exec: (_owner, request) =>
+      exec: (owner, request) =>
         Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
-          call(machine, (client) =>
-            client.ExecRun({ request })).pipe(Effect.map(noted(machine)))),
-      remove: (_owner, taskId) =>
-        forget(taskId, byTask(taskId, (client) => client.ExecRemove({ taskId }))),
-      list: () => fanOut((client) => client.ExecList({}))
+          call(owner, machine, (client) =>
+            client.ExecRun({ request })).pipe(Effect.map(noted(owner, machine)))),
+      remove: (owner, taskId) =>
+        forget(owner, taskId, byTask(owner)(taskId, (client) => client.ExecRemove({ taskId }))),
+      list: (owner) => fanOut(owner, (client) => client.ExecList({}))
     })
 
     return { pty, tasks, exec, fleet: { directory, machineOf: (id) => FleetIds.parse(id)?.machine } }

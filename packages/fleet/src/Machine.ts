@@ -1,6 +1,8 @@
 /**
  * A daemon as a machine of the fleet: the daemon's own protocol, handlers and owners, served over NATS on
- * the machine's subject besides its Unix socket (`DaemonServer.layer({ transport })`), its capacity announced
+ * the machine's subject besides its Unix socket (`DaemonServer.layer({ transport })`), the live view's
+ * operations (`OversightProtocol`) on a subject of their own (`agent-terminal.m.<machine>.oversee`, which NATS
+ * permissions give only to the users that serve people), its capacity announced
  * (`Discovery`), and where each of its terminals is and how it ended written to the fleet registry, off the
  * data path. Its ids name it and its run (`FleetIds`: the terminal service is built with that
  * `sessionIdPrefix`).
@@ -12,10 +14,12 @@
  * @since 0.3.0
  */
 import { Oversight } from "@agent-terminal/core"
-import { type DaemonServer, TerminalRegistry } from "@agent-terminal/daemon"
+import { type DaemonServer, OversightProtocol, TerminalRegistry } from "@agent-terminal/daemon"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -48,6 +52,20 @@ export interface Options {
   readonly registryIntervalMs?: number | undefined
   /** The NATS protocol's bounds. */
   readonly server?: Omit<NatsRpcServer.Options, "machine"> | undefined
+}
+
+/**
+ * The daemon's owner name of owner `name` declared by NATS user `user` in run `run`: `<name>@<user>.<run>`,
+ * or, when that passes the 64 characters of an owner name (a name of 64 is valid on its own), its first 47
+ * characters and 16 hex of its hash: the same owner finds the same name again, two owners never share one.
+ *
+ * @since 0.4.0
+ */
+export const ownerName = (name: string, user: string, run: string): string => {
+  const full = `${name}@${user}.${run}`
+  return full.length <= 64
+    ? full
+    : `${full.slice(0, 47)}-${crypto.createHash("sha256").update(full).digest("hex").slice(0, 16)}`
 }
 
 /** Record what changed among the machine's terminals since the last look. */
@@ -122,6 +140,20 @@ export const transport = (
     const registry = yield* TerminalRegistry.TerminalRegistry
     const { protocol, sessions } = yield* NatsRpcServer.makeProtocol({ ...options.server, machine: options.machine })
       .pipe(Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack))
+    // The live view's operations, on the machine's `oversee` subject: only the users that serve people may call it.
+    const oversee = yield* NatsRpcServer.makeProtocol({
+      ...options.server,
+      machine: options.machine,
+      service: "oversee"
+    })
+      .pipe(Effect.provideService(RpcSerialization.RpcSerialization, RpcSerialization.msgPack))
+    const overseeHandlers = yield* Layer.build(OversightProtocol.handlersLayer)
+    yield* RpcServer.make(OversightProtocol.OversightRpcs, { disableTracing: true, concurrency: "unbounded" }).pipe(
+      Effect.provide(overseeHandlers),
+      Effect.provideService(RpcServer.Protocol, oversee.protocol),
+      Effect.interruptible,
+      Effect.forkScoped
+    )
     const labels = options.labels ?? []
     const figures = Effect.map(oversight.sessions, (open): Discovery.Figures => ({
       run: options.run,
@@ -142,7 +174,7 @@ export const transport = (
     // The owners of NATS users: the NATS credential proves the user, so the secret is the machine's own.
     const ownerKey = crypto.randomBytes(32)
     const credential = (name: string, user: string) => {
-      const owner = `${name}@${user}.${options.run}`
+      const owner = ownerName(name, user, options.run)
       return { name: owner, secret: crypto.createHmac("sha256", ownerKey).update(owner).digest("hex") }
     }
     yield* Effect.logInfo(
@@ -171,7 +203,12 @@ export const transport = (
     return {
       protocol: (socket) =>
         mergedProtocol.merge(socket, protocol, { userHeader: NatsRpcServer.userHeader, credential, lost }),
-      stopping: Effect.logInfo(`machine ${options.machine}: machine stopping (telling ${sessions.count()} clients)`)
-        .pipe(Effect.zipRight(sessions.stop))
+      stopping: Effect.suspend(() =>
+        Effect.logInfo(
+          `machine ${options.machine}: machine stopping (telling ${
+            sessions.count() + oversee.sessions.count()
+          } clients)`
+        )
+      ).pipe(Effect.zipRight(sessions.stop), Effect.zipRight(oversee.sessions.stop))
     }
   })

@@ -47,6 +47,8 @@ import * as Subjects from "./Subjects.js"
 export interface Options {
   /** The machine called. */
   readonly machine: string
+  /** Which of its services (default `rpc`, the daemon's protocol; `oversee`, the live view's). */
+  readonly service?: Subjects.Service | undefined
   /** This client's name in the machine's logs. */
   readonly name?: string | undefined
   /** While anything is in flight, ping this often (default 200 ms). */
@@ -102,7 +104,7 @@ export const makeProtocol = (
       const clock = yield* Effect.clock
       const serialization = yield* RpcSerialization.RpcSerialization
       const machine = yield* Subjects.validName("machine", options.machine)
-      const subject = Subjects.rpc(machine)
+      const subject = Subjects.serviceSubject(machine, options.service ?? "rpc")
       const inbox = `${Subjects.inbox(nats.user)}.${crypto.randomBytes(12).toString("hex")}`
       const parser = serialization.unsafeMake()
       // Each call's answers reach the client in the order they came, each as it is read; a stream waiting for

@@ -41,6 +41,8 @@ import * as Subjects from "./Subjects.js"
 export interface Options {
   /** The machine's name: it serves `agent-terminal.m.<machine>.rpc`. */
   readonly machine: string
+  /** Which of its services this protocol serves (default `rpc`; `oversee`: `agent-terminal.m.<machine>.oversee`). */
+  readonly service?: Subjects.Service | undefined
   /** The largest frame put back together from parts (default 16 MiB); a larger one ends its session. */
   readonly maxFrameBytes?: number | undefined
   /** Sessions at once, all users (default 1024). */
@@ -104,7 +106,7 @@ export class Sessions extends Context.Tag("@agent-terminal/fleet/NatsRpcServer/S
 export const userHeader = "x-agent-terminal-nats-user"
 
 /** Whether another process serves the machine's subject now: it answers a probe, or nothing says "no one". */
-const probe = (nats: Nats["Type"], machine: string) =>
+const probe = (nats: Nats["Type"], machine: string, subject: string) =>
   Effect.gen(function*() {
     const reply = `${Subjects.inbox(nats.user)}.${crypto.randomBytes(12).toString("hex")}`
     const answered = yield* Effect.async<"free" | "taken">((resume) => {
@@ -113,9 +115,7 @@ const probe = (nats: Nats["Type"], machine: string) =>
         callback: (error, message) =>
           resume(Effect.succeed(error === null && isNoResponders(message) ? "free" : "taken"))
       })
-      nats.connection.flush().then(() =>
-        publish(nats, Subjects.rpc(machine), envelope.control(envelope.Client.Probe), reply)
-      )
+      nats.connection.flush().then(() => publish(nats, subject, envelope.control(envelope.Client.Probe), reply))
         .catch(() => resume(Effect.succeed("free")))
       return Effect.sync(() => subscription.unsubscribe())
     }).pipe(Effect.timeoutTo({ duration: "1 second", onTimeout: () => "taken" as const, onSuccess: (a) => a }))
@@ -217,9 +217,10 @@ export const makeProtocol = (
     })
 
     // A user the configuration does not let serve this subject hears so, not that the name is taken.
-    yield* Effect.scoped(subscribe(nats, Subjects.rpc(machine), () => undefined))
-    yield* probe(nats, machine)
-    yield* subscribe(nats, Subjects.rpc(machine), input.onMessage)
+    const subject = Subjects.serviceSubject(machine, options.service ?? "rpc")
+    yield* Effect.scoped(subscribe(nats, subject, () => undefined))
+    yield* probe(nats, machine, subject)
+    yield* subscribe(nats, subject, input.onMessage)
     if (options.disconnectEvents !== false) {
       yield* subscribe(nats, options.disconnectEvents ?? Subjects.disconnectEvents("FLEET"), (message) => {
         const event = envelope.json(message.data, 65_536)

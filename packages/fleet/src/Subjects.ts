@@ -39,6 +39,30 @@ export const validName = (kind: "machine" | "user", name: string): Effect.Effect
 export const rpc = (machine: string): string => `${root}.m.${machine}.rpc`
 
 /**
+ * Where machine `machine` takes the live view's requests (every owner's terminals, their keyboards): only the
+ * users that serve people may publish here, never an agent's client; only the machine subscribes.
+ *
+ * @since 0.4.0
+ */
+export const oversee = (machine: string): string => `${root}.m.${machine}.oversee`
+
+/**
+ * The services a machine serves, each on a subject of its own: `rpc` (the daemon's protocol, every client)
+ * and `oversee` (the live view's, only the users that serve people).
+ *
+ * @since 0.4.0
+ */
+export type Service = "rpc" | "oversee"
+
+/**
+ * The subject of `service` on machine `machine`.
+ *
+ * @since 0.4.0
+ */
+export const serviceSubject = (machine: string, service: Service): string =>
+  service === "rpc" ? rpc(machine) : oversee(machine)
+
+/**
  * Where machine `machine` announces its capacity: only the machine publishes.
  *
  * @since 0.3.0

@@ -23,11 +23,11 @@ import * as netns from "./internal/netns.js"
 import type * as Nats from "./Nats.js"
 
 /**
- * The users of `nats/fleet.conf`: the operator, four machines, three clients.
+ * The users of `nats/fleet.conf`: the operator, four machines, three clients, one server of people (`p1`).
  *
  * @since 0.3.0
  */
-export const users = ["admin", "m1", "m2", "m3", "m4", "c1", "c2", "c3"] as const
+export const users = ["admin", "m1", "m2", "m3", "m4", "c1", "c2", "c3", "p1"] as const
 
 /**
  * @since 0.3.0

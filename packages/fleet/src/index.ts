@@ -46,3 +46,9 @@ export * as Machine from "./Machine.js"
  * @since 0.3.0
  */
 export * as FleetTerminal from "./FleetTerminal.js"
+/**
+ * The live view over the fleet: an `Oversight` over every machine.
+ *
+ * @since 0.4.0
+ */
+export * as FleetOversight from "./FleetOversight.js"

@@ -46,7 +46,8 @@ export const defaults = {
   pruneEveryMs: 10 * 60 * 1000
 } as const
 
-const validName = /^[A-Za-z0-9._-]{1,200}\.cast$/
+// `~` separates a fleet id's machine, run and random part (`m2~k2x9q1~3f…`): a machine of the fleet records too
+const validName = /^[A-Za-z0-9._~-]{1,200}\.cast$/
 
 /** Write what is gathered at the latest once it reaches this many characters. */
 const FLUSH_BYTES = 256 * 1024

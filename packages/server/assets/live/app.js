@@ -82,6 +82,10 @@
     const body = $("sessions").tBodies[0]
     body.replaceChildren(...state.sessions.map((session) => {
       const flags = []
+      // the machine of the fleet it lives on (a server of the whole fleet shows every machine's terminals)
+      if (session.machine) {
+        flags.push(el("span", { className: "flag machine", "data-machine": session.machine }, session.machine))
+      }
       if (session.status._tag !== "running") flags.push(el("span", { className: "flag exited" }, "exited"))
       if (session.busy) flags.push(el("span", { className: "flag busy" }, "busy"))
       if (session.waitingForInput) flags.push(el("span", { className: "flag waiting" }, "waits for input"))
@@ -191,7 +195,9 @@
     state.selected = id
     state.mine = false
     const session = state.sessions.find((candidate) => candidate.sessionId === id)
-    $("title").textContent = session ? session.name + " · " + session.owner : id
+    $("title").textContent = session
+      ? session.name + " · " + session.owner + (session.machine ? " · on " + session.machine : "")
+      : id
     $("state").textContent = ""
     const term = new Terminal({ scrollback: 5000, fontSize: 13, disableStdin: true, allowProposedApi: true })
     const fit = new FitAddon.FitAddon()
@@ -292,7 +298,16 @@
       el(
         "tr",
         { "data-recording": recording.name },
-        el("td", {}, recording.sessionId, el("br"), time(recording.startedAt)),
+        el(
+          "td",
+          {},
+          recording.sessionId,
+          ...(recording.machine
+            ? [el("span", { className: "flag machine", "data-machine": recording.machine }, recording.machine)]
+            : []),
+          el("br"),
+          time(recording.startedAt)
+        ),
         el("td", {}, Math.max(1, Math.round(recording.bytes / 1024)) + " KiB"),
         el(
           "td",
