@@ -4,7 +4,7 @@
  * when NATS refuses it. Real nats-servers (operator mode: JWTs preloaded; a TLS cluster verifying clients),
  * real CLI processes.
  */
-import { FleetRegistry, Nats, TestOperator } from "@agent-terminal/fleet"
+import { FleetRegistry, Nats, TestFleet, TestOperator } from "@agent-terminal/fleet"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -169,6 +169,128 @@ describe.runIf(built)("an operator (JWT) deployment through the CLI: --nats-cred
       ], env.env)
       expect(both.status).toBe(1)
       expect(both.stdout).toContain("give either credentials (a .creds file) or an nkey seed")
+    } finally {
+      env.dispose()
+    }
+  }, 60_000)
+})
+
+describe.runIf(built)("TLS and nkeys through the CLI (servers with a CA, verifying clients' certificates)", () => {
+  const scope = Effect.runSync(Scope.make())
+  let fleet: TestFleet.Fleet
+  let tls: TestFleet.Tls
+  let m1: Daemon
+  const home = makeHome()
+  /** The TLS options of a process holding `certificate` and trusting `caFile`. */
+  const tlsArgs = (caFile: string, certificate: { readonly certFile: string; readonly keyFile: string }) => [
+    "--nats-ca",
+    caFile,
+    "--nats-cert",
+    certificate.certFile,
+    "--nats-key",
+    certificate.keyFile
+  ]
+
+  beforeAll(async () => {
+    fleet = await Effect.runPromise(
+      TestFleet.make({ servers: 1, tls: { verifyClients: true } }).pipe(Scope.extend(scope))
+    )
+    tls = fleet.tls!
+    m1 = await startDaemon(home.env, [
+      "--nats",
+      fleet.urls.join(","),
+      "--machine",
+      "m1",
+      "--nats-nkey",
+      fleet.keys.m1.seedFile,
+      ...tlsArgs(tls.caFile, tls.client)
+    ])
+  }, 60_000)
+
+  afterAll(async () => {
+    await m1?.stop()
+    home.dispose()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }, 60_000)
+
+  it("a machine and a client with CA-signed certificates work", async () => {
+    const env = makeHome()
+    try {
+      const opened = await openThroughMcp(
+        env.env,
+        [
+          fleet.urls.join(","),
+          "--nats-user",
+          "c1",
+          "--nats-nkey",
+          fleet.keys.c1.seedFile,
+          ...tlsArgs(tls.caFile, tls.client)
+        ],
+        "m1",
+        m1.pid
+      )
+      expect(opened.sessionId.startsWith("m1~")).toBe(true)
+      expect(opened.onMachine).toBe(true)
+    } finally {
+      env.dispose()
+    }
+  }, 60_000)
+
+  it("a client with an untrusted certificate, or trusting another CA, is refused with a clear message", async () => {
+    const env = makeHome()
+    try {
+      const c1 = [fleet.urls.join(","), "--nats-user", "c1", "--nats-nkey", fleet.keys.c1.seedFile]
+      const untrusted = [...c1, ...tlsArgs(tls.caFile, tls.untrustedClient)]
+      const checked = await doctor(env.env, untrusted)
+      expect(checked.status).toBe(1)
+      expect(checked.checks.nats_connection?.ok).toBe(false)
+      const refusedCertificate =
+        /the server refused the TLS connection \(alert "[a-z ]+"\): it does not accept this process's certificate/
+      expect(checked.checks.nats_connection?.detail).toMatch(refusedCertificate)
+      const mcp = await runCli(["mcp", "--nats", ...untrusted], env.env)
+      expect(mcp.status).toBe(1)
+      expect(mcp.stderr).toMatch(/^agent-terminal: cannot connect to NATS at /m)
+      expect(mcp.stderr).toMatch(refusedCertificate)
+      noTraceback(mcp.stderr)
+      // trusting another CA than the one that signed the servers' certificate
+      const otherCa = await doctor(env.env, [...c1, ...tlsArgs(tls.untrustedCaFile, tls.client)])
+      expect(otherCa.checks.nats_connection?.ok).toBe(false)
+      expect(otherCa.checks.nats_connection?.detail).toContain("the servers' certificate is not signed by this CA")
+      // a machine too: it says why and exits
+      const machine = await runCli([
+        "serve",
+        "--nats",
+        fleet.urls.join(","),
+        "--machine",
+        "m2",
+        "--nats-nkey",
+        fleet.keys.m2.seedFile,
+        ...tlsArgs(tls.caFile, tls.untrustedClient)
+      ], env.env)
+      expect(machine.status).toBe(1)
+      expect(machine.stderr).toMatch(refusedCertificate)
+      noTraceback(machine.stderr)
+    } finally {
+      env.dispose()
+    }
+  }, 60_000)
+
+  it("a machine started with m1's nkey as --machine m2 is refused by NATS and says so", async () => {
+    const env = makeHome()
+    try {
+      const run = await runCli([
+        "serve",
+        "--nats",
+        fleet.urls.join(","),
+        "--machine",
+        "m2",
+        "--nats-nkey",
+        fleet.keys.m1.seedFile,
+        ...tlsArgs(tls.caFile, tls.client)
+      ], env.env)
+      expect(run.status).toBe(1)
+      expect(run.stderr).toMatch(/agent-terminal serve: NATS does not permit .*Permissions Violation/)
+      noTraceback(run.stderr)
     } finally {
       env.dispose()
     }

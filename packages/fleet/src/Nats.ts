@@ -19,6 +19,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { NatsUnavailable } from "./FleetErrors.js"
+import * as tlsProbe from "./internal/tlsProbe.js"
 import * as Subjects from "./Subjects.js"
 
 /**
@@ -180,6 +181,37 @@ const toEvent = (status: Status): ConnectionEvent | undefined =>
     : undefined
 
 /**
+ * The reason a first connection failed: a timeout over TLS is probed for the TLS layer's own word (a
+ * certificate the servers refused arrives after the handshake and the client says only "timeout").
+ */
+const explainTimeout = (options: Options, reason: string): Effect.Effect<NatsUnavailable> => {
+  const servers = options.servers.join(",")
+  const tls = options.tls
+  if (tls !== undefined && /unable to verify|self[- ]signed|unknown ca/i.test(reason)) {
+    return Effect.succeed(
+      new NatsUnavailable({ servers, reason: `${reason} (the servers' certificate is not signed by this CA)` })
+    )
+  }
+  if (!/timeout/i.test(reason) || tls === undefined || options.servers.length === 0) {
+    return Effect.succeed(new NatsUnavailable({ servers, reason }))
+  }
+  return Effect.map(
+    Effect.promise(() => tlsProbe.probe(options.servers[0]!, tls, options.connectTimeoutMs ?? 2_000)),
+    (said) => {
+      if (said === undefined) return new NatsUnavailable({ servers, reason })
+      const alert = /alert ([a-z0-9 ]+)/i.exec(said)?.[1]?.trim()
+      return new NatsUnavailable({
+        servers,
+        reason: alert === undefined
+          ? `${reason}: TLS says ${JSON.stringify(said.slice(0, 200))}`
+          : `the server refused the TLS connection (alert "${alert}"): it does not accept this process's ` +
+            "certificate"
+      })
+    }
+  )
+}
+
+/**
  * Connect as `options.user`; the connection closes with the scope.
  *
  * @since 0.3.0
@@ -218,8 +250,10 @@ export const make = (options: Options): Effect.Effect<Service, NatsUnavailable, 
             pingInterval: options.pingIntervalMs ?? 2_000,
             maxPingOut: 2
           }),
-        catch: (error) => new NatsUnavailable({ servers, reason: (error as Error).message ?? String(error) })
-      }),
+        catch: (error) => (error as Error).message ?? String(error)
+      }).pipe(
+        Effect.catchAll((reason) => Effect.flatMap(explainTimeout(options, reason), (said) => Effect.fail(said)))
+      ),
       (connection) => Effect.promise(() => connection.close().catch(() => undefined))
     )
     const events = yield* Effect.acquireRelease(PubSub.unbounded<ConnectionEvent>(), PubSub.shutdown)
