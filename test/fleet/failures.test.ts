@@ -1,0 +1,121 @@
+/**
+ * In-flight failures through the fleet's client (`FleetTerminal`) with a real `serve --nats` machine: the
+ * client's own nats-server killed under a watch in flight. The watch ends with an error (never hangs), a new
+ * watch works and the machine answers again once the client reconnected to another server. Times are the
+ * bench's (`fleet.failover`); this asserts the behaviour.
+ */
+import { PtyService } from "@agent-terminal/core"
+import { FleetRegistry, FleetTerminal, Nats, TestFleet } from "@agent-terminal/fleet"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { built, type Daemon, makeHome, startDaemon, waitUntil } from "../daemon/support.js"
+import { anyOwner, errorOf } from "./support.js"
+
+describe.runIf(built)("a watch in flight through FleetTerminal when the client's nats-server dies", () => {
+  const scope = Effect.runSync(Scope.make())
+  let fleet: TestFleet.Fleet
+  let m1: Daemon
+  const home = makeHome()
+
+  beforeAll(async () => {
+    fleet = await Effect.runPromise(TestFleet.make({ servers: 3 }).pipe(Scope.extend(scope)))
+    await Effect.runPromise(
+      FleetRegistry.createBucket({ replicas: 3 }).pipe(Effect.provide(Nats.layer(fleet.connectOptions("admin"))))
+    )
+    // the machine on the second server only: killing the client's server leaves it connected
+    m1 = await startDaemon(home.env, [
+      "--nats",
+      fleet.servers[1]!.url,
+      "--machine",
+      "m1",
+      "--nats-nkey",
+      fleet.keys.m1.seedFile
+    ])
+  }, 120_000)
+
+  afterAll(async () => {
+    await m1?.stop()
+    home.dispose()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }, 60_000)
+
+  it("ends the watch with an error, a new watch works, and the machine answers again", async () => {
+    // the client starts on the first server, and may reconnect to the third
+    const client = ManagedRuntime.make(
+      FleetTerminal.layer({ client: "failures", handshakeTimeoutMs: 10_000 }).pipe(
+        Layer.provideMerge(
+          Nats.layer(fleet.connectOptions("c1", { servers: [fleet.servers[0]!.url, fleet.servers[2]!.url] }))
+        )
+      )
+    )
+    try {
+      const nats = await client.runPromise(Nats.Nats)
+      const serverOfClient = () => nats.connection.getServer()
+      expect(serverOfClient()).toBe(`127.0.0.1:${fleet.servers[0]!.port}`)
+      await waitUntil(
+        async () =>
+          (await client.runPromise(Effect.flatMap(FleetTerminal.Fleet, (f) => f.directory.machines)))
+            .some((m) => m.machine === "m1"),
+        15_000
+      )
+      const pty = await client.runPromise(PtyService.PtyService)
+      const opened = await client.runPromise(pty.open(anyOwner, { name: "watched" }))
+      expect(opened.sessionId.startsWith("m1~")).toBe(true)
+
+      const watchScope = await client.runPromise(Scope.make())
+      const watch = await client.runPromise(
+        pty.watch!(anyOwner, opened.sessionId as never).pipe(Scope.extend(watchScope))
+      )
+      expect(watch.snapshot._tag).toBe("Snapshot")
+      const watching = client.runFork(Stream.runDrain(watch.events))
+      // output flows through the watch before the kill
+      await client.runPromise(pty.send(anyOwner, opened.sessionId as never, { text: "echo before" }))
+
+      await Effect.runPromise(fleet.servers[0]!.kill("SIGKILL"))
+      // bounded, so that a watch that hangs fails the test naming itself rather than the test's timeout
+      const ended = await client.runPromise(
+        Fiber.await(watching).pipe(
+          Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the watch hung") })
+        )
+      )
+      expect(Exit.isFailure(ended)).toBe(true)
+      expect(["ConnectionLost", "MachineUnavailable"]).toContain(errorOf(ended)?._tag)
+      await client.runPromise(Scope.close(watchScope, Exit.void))
+
+      // the client reconnects to the third server; the same terminal answers again (the caller retries, as
+      // a caller would: nothing is retried for it)
+      expect(await waitUntil(() => serverOfClient() === `127.0.0.1:${fleet.servers[2]!.port}`, 10_000)).toBe(true)
+      const errors: Array<string> = []
+      const answered = await waitUntil(
+        async () => {
+          const exit = await client.runPromiseExit(
+            pty.send(anyOwner, opened.sessionId as never, { text: "echo after" }).pipe(Effect.timeout("15 seconds"))
+          )
+          if (Exit.isSuccess(exit)) return exit.value.output.includes("after")
+          errors.push(String(errorOf(exit)?._tag))
+          return false
+        },
+        10_000,
+        100
+      )
+      expect(answered, errors.join(", ")).toBe(true)
+      expect(errors.every((tag) => tag === "ConnectionLost" || tag === "MachineUnavailable"), errors.join()).toBe(true)
+      const again = await client.runPromise(
+        Effect.scoped(Effect.gen(function*() {
+          const next = yield* pty.watch!(anyOwner, opened.sessionId as never)
+          return next.snapshot
+        })).pipe(Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the new watch hung") }))
+      )
+      expect(again._tag).toBe("Snapshot")
+      expect(JSON.stringify(again)).toContain("after")
+    } finally {
+      await client.dispose()
+    }
+  }, 90_000)
+})
