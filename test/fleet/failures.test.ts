@@ -46,7 +46,7 @@ describe.runIf(built)("a watch in flight through FleetTerminal when the client's
   }, 60_000)
 
   it("ends the watch with an error, a new watch works, and the machine answers again", async () => {
-    // the client starts on the first server, and may reconnect to the third
+    // the client on the first or the third server (it picks one), never the machine's
     const client = ManagedRuntime.make(
       FleetTerminal.layer({ client: "failures", handshakeTimeoutMs: 10_000 }).pipe(
         Layer.provideMerge(
@@ -57,7 +57,8 @@ describe.runIf(built)("a watch in flight through FleetTerminal when the client's
     try {
       const nats = await client.runPromise(Nats.Nats)
       const serverOfClient = () => nats.connection.getServer()
-      expect(serverOfClient()).toBe(`127.0.0.1:${fleet.servers[0]!.port}`)
+      const own = serverOfClient() === `127.0.0.1:${fleet.servers[0]!.port}` ? fleet.servers[0]! : fleet.servers[2]!
+      expect(serverOfClient()).toBe(`127.0.0.1:${own.port}`)
       await waitUntil(
         async () =>
           (await client.runPromise(Effect.flatMap(FleetTerminal.Fleet, (f) => f.directory.machines)))
@@ -77,7 +78,7 @@ describe.runIf(built)("a watch in flight through FleetTerminal when the client's
       // output flows through the watch before the kill
       await client.runPromise(pty.send(anyOwner, opened.sessionId as never, { text: "echo before" }))
 
-      await Effect.runPromise(fleet.servers[0]!.kill("SIGKILL"))
+      await Effect.runPromise(own.kill("SIGKILL"))
       // bounded, so that a watch that hangs fails the test naming itself rather than the test's timeout
       const ended = await client.runPromise(
         Fiber.await(watching).pipe(
@@ -88,9 +89,9 @@ describe.runIf(built)("a watch in flight through FleetTerminal when the client's
       expect(["ConnectionLost", "MachineUnavailable"]).toContain(errorOf(ended)?._tag)
       await client.runPromise(Scope.close(watchScope, Exit.void))
 
-      // the client reconnects to the third server; the same terminal answers again (the caller retries, as
-      // a caller would: nothing is retried for it)
-      expect(await waitUntil(() => serverOfClient() === `127.0.0.1:${fleet.servers[2]!.port}`, 10_000)).toBe(true)
+      // the client reconnects to another server (the one it was given, or one the cluster told it of); the same
+      // terminal answers again (the caller retries, as a caller would: nothing is retried for it)
+      expect(await waitUntil(() => serverOfClient() !== `127.0.0.1:${own.port}`, 10_000)).toBe(true)
       const errors: Array<string> = []
       const answered = await waitUntil(
         async () => {
