@@ -50,14 +50,37 @@ export interface Options {
   readonly server?: Omit<NatsRpcServer.Options, "machine"> | undefined
 }
 
-/** Record what changed among the machine's terminals since the last look. */
+/**
+ * Record what changed among the machine's terminals since the last look; `stop` records the open ones as lost
+ * with the machine's stop ("daemon-stopped", now), after which the follower records nothing more (the
+ * daemon's closing them is part of that stop).
+ */
 const registryFollower = (
   options: Options,
   oversight: Oversight.Oversight["Type"],
   writer: FleetRegistry.Writer["Type"]
 ) => {
   const known = new Map<string, { readonly status: string; readonly owner: string }>()
-  return Effect.gen(function*() {
+  let stopped = false
+  const stop = Effect.gen(function*() {
+    stopped = true
+    const now = yield* Clock.currentTimeMillis
+    for (const session of yield* oversight.sessions) {
+      if (session.status._tag === "exited") continue
+      yield* writer.record(
+        new FleetRegistry.Entry({
+          id: session.sessionId,
+          machine: options.machine,
+          owner: session.owner,
+          status: "lost",
+          updatedAt: now,
+          ended: { reason: "daemon-stopped", at: now }
+        })
+      )
+    }
+  })
+  const follow = Effect.gen(function*() {
+    if (stopped) return
     const now = yield* Clock.currentTimeMillis
     const sessions = yield* oversight.sessions
     const seen = new Set<string>()
@@ -101,6 +124,7 @@ const registryFollower = (
       )
     }
   })
+  return { follow, stop }
 }
 
 /**
@@ -134,7 +158,8 @@ export const transport = (
     }))
     yield* Discovery.announce({ machine: options.machine, figures, intervalMs: options.announceIntervalMs })
     const writer = yield* FleetRegistry.makeWriter({ machine: options.machine })
-    yield* registryFollower(options, oversight, writer).pipe(
+    const follower = registryFollower(options, oversight, writer)
+    yield* follower.follow.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("machine: the registry's follower failed", cause)),
       Effect.repeat(Schedule.spaced(options.registryIntervalMs ?? 1_000)),
       Effect.forkScoped
@@ -172,6 +197,6 @@ export const transport = (
       protocol: (socket) =>
         mergedProtocol.merge(socket, protocol, { userHeader: NatsRpcServer.userHeader, credential, lost }),
       stopping: Effect.logInfo(`machine ${options.machine}: machine stopping (telling ${sessions.count()} clients)`)
-        .pipe(Effect.zipRight(sessions.stop))
+        .pipe(Effect.zipRight(follower.stop), Effect.zipRight(sessions.stop))
     }
   })
