@@ -1,0 +1,169 @@
+/**
+ * The fleet end to end, as a user runs it: one real `agent-terminal serve --nats` machine, reached over NATS
+ * (`FleetTerminal`, the client on another server of a 3-server cluster than the machine's) and over the same
+ * daemon's Unix socket (`RemoteTerminal`), in the same run, in alternate blocks: an open (then its close) and
+ * a `true` send to a bash shell. The socket is the floor; the rows say what NATS adds to the daemon's work.
+ */
+import { Ids, PtyService } from "@agent-terminal/core"
+import { RemoteTerminal } from "@agent-terminal/daemon"
+import { FleetRegistry, FleetTerminal, Nats, TestFleet } from "@agent-terminal/fleet"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { RunOptions } from "./Harness.js"
+import { guard, owner, size, timed } from "./Harness.js"
+import type { Metric } from "./Metric.js"
+import { comparePaired, distribution } from "./Metric.js"
+
+const group = "fleet"
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cli/dist/bin.js")
+
+/** `serve --nats … --machine m1` in `dir`, on `natsUrl` as m1; stopped (SIGTERM) with the scope. */
+const machine = (fleet: TestFleet.Fleet, natsUrl: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const dir = path.join(fleet.dir, "machine-m1")
+      const socket = path.join(dir, "run", "agent-terminal.sock")
+      const child = spawn(process.execPath, [
+        bin,
+        "serve",
+        "--socket",
+        socket,
+        "--nats",
+        natsUrl,
+        "--machine",
+        "m1",
+        "--nats-nkey",
+        fleet.keys.m1.seedFile
+      ], {
+        env: { ...process.env, AGENT_TERMINAL_STATE_DIR: path.join(dir, "state") },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let log = ""
+      child.stderr.on("data", (chunk) => (log += chunk))
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+      const deadline = Date.now() + 30_000 // the wall clock: a Promise polling a real process's log
+      while (!log.includes("daemon: serving on") && Date.now() < deadline && child.exitCode === null) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      if (!log.includes("daemon: serving on")) throw new Error(`serve --nats did not start: ${log}`)
+      return { dir, socket, child, exited }
+    }),
+    ({ child, dir, exited }) =>
+      Effect.promise(async () => {
+        child.kill("SIGTERM")
+        await exited
+        fs.rmSync(dir, { recursive: true, force: true })
+      })
+  )
+
+const serviceOf = <E>(layer: Layer.Layer<PtyService.PtyService, E>) =>
+  Effect.flatMap(Layer.build(layer), (built) => Effect.provide(PtyService.PtyService, built))
+
+const measure = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const fleet = yield* TestFleet.make()
+    yield* FleetRegistry.createBucket({ replicas: 3 }).pipe(Effect.provide(Nats.layer(fleet.connectOptions("admin"))))
+    const daemon = yield* machine(fleet, fleet.servers[1]!.url)
+    const overSocket = yield* Effect.flatMap(
+      Layer.build(RemoteTerminal.layer({ socket: daemon.socket, client: "bench" })),
+      (built) =>
+        Effect.all({
+          service: Effect.provide(PtyService.PtyService, built),
+          owner: Effect.map(Effect.provide(RemoteTerminal.Connected, built), (connected) => connected.owner)
+        })
+    )
+    const overNats = yield* serviceOf(
+      FleetTerminal.layer({ client: "bench", discoveryWaitMs: 10_000 }).pipe(
+        Layer.provide(Nats.layer(fleet.connectOptions("c1", { servers: [fleet.servers[0]!.url] })))
+      )
+    )
+    const sides = {
+      socket: { service: overSocket.service, owner: overSocket.owner },
+      nats: { service: overNats, owner }
+    } as const
+    const order = ["socket", "nats"] as const
+
+    options.progress("fleet: open through serve --nats, over NATS and over its socket, alternately")
+    const opens = { socket: [] as Array<number>, nats: [] as Array<number> }
+    for (let i = 0; i < size(options, 20, 6) + 2; i++) {
+      for (const side of order) {
+        const { owner: who, service } = sides[side]
+        const [opened, ms] = yield* timed(service.open(who, { name: `open-${side}-${i}` }))
+        yield* service.close(who, Ids.SessionId.make(opened.sessionId))
+        if (i >= 2) opens[side].push(ms)
+      }
+    }
+
+    options.progress("fleet: a true send through serve --nats, over NATS and over its socket, in alternate blocks")
+    const shells = {
+      socket: Ids.SessionId.make(
+        (yield* sides.socket.service.open(sides.socket.owner, { name: "rt-socket" })).sessionId
+      ),
+      nats: Ids.SessionId.make((yield* sides.nats.service.open(owner, { name: "rt-nats" })).sessionId)
+    }
+    for (const side of order) {
+      for (let i = 0; i < 50; i++) yield* sides[side].service.send(sides[side].owner, shells[side], { text: "true" })
+    }
+    const sends = { socket: [] as Array<number>, nats: [] as Array<number> }
+    const blocks = 10
+    const perBlock = size(options, 50, 20)
+    for (let block = 0; block < blocks; block++) {
+      for (const side of order) {
+        for (let i = 0; i < perBlock; i++) {
+          const [, ms] = yield* timed(sides[side].service.send(sides[side].owner, shells[side], { text: "true" }))
+          sends[side].push(ms)
+        }
+      }
+    }
+    return { opens, sends }
+  }).pipe(Effect.scoped)
+
+/** The rows, in order. */
+export const rows: ReadonlyArray<{ readonly name: string; readonly group: string; readonly unit: string }> = [
+  { name: "fleet.cli.open.socket", group, unit: "ms" },
+  { name: "fleet.cli.open.nats", group, unit: "ms" },
+  { name: "fleet.cli.send.socket", group, unit: "ms" },
+  { name: "fleet.cli.send.nats", group, unit: "ms" }
+]
+
+const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): ReadonlyArray<Metric> => {
+  const base = (name: string, kind: Metric["kind"], samples: ReadonlyArray<number>, notes: ReadonlyArray<string>) => ({
+    name,
+    group,
+    kind,
+    unit: "ms",
+    ...distribution(samples),
+    compared: [] as Metric["compared"],
+    notes
+  })
+  const openSocket = base("fleet.cli.open.socket", "baseline", m.opens.socket, [
+    "serve --nats's own Unix socket (RemoteTerminal): open a bash terminal, then close it"
+  ])
+  const sendSocket = base("fleet.cli.send.socket", "baseline", m.sends.socket, [
+    "serve --nats's own Unix socket (RemoteTerminal): send `true` to a bash terminal, until its prompt"
+  ])
+  return [
+    openSocket,
+    {
+      ...base("fleet.cli.open.nats", "ours", m.opens.nats, [
+        "the same machine over NATS (FleetTerminal; client on n1, machine on n2): open, then close"
+      ]),
+      compared: [comparePaired(m.opens.nats, m.opens.socket, openSocket)]
+    },
+    sendSocket,
+    {
+      ...base("fleet.cli.send.nats", "ours", m.sends.nats, [
+        "the same machine over NATS (FleetTerminal; client on n1, machine on n2): send `true`"
+      ]),
+      compared: [comparePaired(m.sends.nats, m.sends.socket, sendSocket)]
+    }
+  ]
+}
+
+/** The rows of a run (a failure makes each row say why). */
+export const run = (options: RunOptions): Effect.Effect<ReadonlyArray<Metric>> =>
+  guard(rows, Effect.map(measure(options), toMetrics))
