@@ -3,18 +3,20 @@
  * (`FleetTerminal`, the client on another server of a 3-server cluster than the machine's) and over the same
  * daemon's Unix socket (`RemoteTerminal`), in the same run, in alternate blocks: an open (then its close) and
  * a `true` send to a bash shell. The socket is the floor; the rows say what NATS adds to the daemon's work.
+ * And the time from an open to its entry in the fleet registry.
  */
 import { Ids, PtyService } from "@agent-terminal/core"
 import { RemoteTerminal } from "@agent-terminal/daemon"
 import { FleetRegistry, FleetTerminal, Nats, TestFleet } from "@agent-terminal/fleet"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { RunOptions } from "./Harness.js"
-import { guard, owner, size, timed } from "./Harness.js"
+import { guard, now, owner, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
 import { comparePaired, distribution } from "./Metric.js"
 
@@ -119,7 +121,21 @@ const measure = (options: RunOptions) =>
         }
       }
     }
-    return { opens, sends }
+
+    options.progress("fleet: from an open over NATS to its entry in the fleet registry")
+    const reading = yield* Nats.make(fleet.connectOptions("c2", { servers: [fleet.servers[0]!.url] }))
+    const registry = yield* FleetRegistry.makeReader().pipe(Effect.provideService(Nats.Nats, reading))
+    const recorded: Array<number> = []
+    for (let i = 0; i < size(options, 10, 3); i++) {
+      const opened = yield* overNats.open(owner, { name: `registry-${i}` })
+      const started = now()
+      while (Option.isNone(yield* registry.get("m1", opened.sessionId)) && now() - started < 10_000) {
+        yield* Effect.sleep("2 millis")
+      }
+      recorded.push(now() - started)
+      yield* overNats.close(owner, Ids.SessionId.make(opened.sessionId))
+    }
+    return { opens, sends, recorded }
   }).pipe(Effect.scoped)
 
 /** The rows, in order. */
@@ -127,7 +143,8 @@ export const rows: ReadonlyArray<{ readonly name: string; readonly group: string
   { name: "fleet.cli.open.socket", group, unit: "ms" },
   { name: "fleet.cli.open.nats", group, unit: "ms" },
   { name: "fleet.cli.send.socket", group, unit: "ms" },
-  { name: "fleet.cli.send.nats", group, unit: "ms" }
+  { name: "fleet.cli.send.nats", group, unit: "ms" },
+  { name: "fleet.cli.registry", group, unit: "ms" }
 ]
 
 const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): ReadonlyArray<Metric> => {
@@ -160,7 +177,11 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
         "the same machine over NATS (FleetTerminal; client on n1, machine on n2): send `true`"
       ]),
       compared: [comparePaired(m.sends.nats, m.sends.socket, sendSocket)]
-    }
+    },
+    base("fleet.cli.registry", "ours", m.recorded, [
+      "from an open's answer to its entry readable in the registry's KV (read every 2 ms): written off the " +
+      "data path at each open and close, and every second for exits"
+    ])
   ]
 }
 

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as Discovery from "./Discovery.js"
@@ -43,7 +44,10 @@ export interface Options {
   readonly labels?: ReadonlyArray<string> | undefined
   /** The most terminals it holds (the terminal service's `maxTerminals`). */
   readonly maxTerminals: number
-  /** How often it announces its capacity (default 250 ms) and writes the registry's changes (default 1 s). */
+  /**
+   * How often it announces its capacity (default 250 ms), and looks for the registry's changes besides each
+   * open and close (default 1 s: a program's exit).
+   */
   readonly announceIntervalMs?: number | undefined
   readonly registryIntervalMs?: number | undefined
   /** The NATS protocol's bounds. */
@@ -159,11 +163,14 @@ export const transport = (
     yield* Discovery.announce({ machine: options.machine, figures, intervalMs: options.announceIntervalMs })
     const writer = yield* FleetRegistry.makeWriter({ machine: options.machine })
     const follower = registryFollower(options, oversight, writer)
-    yield* follower.follow.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("machine: the registry's follower failed", cause)),
-      Effect.repeat(Schedule.spaced(options.registryIntervalMs ?? 1_000)),
-      Effect.forkScoped
+    // At each open or close (the oversight's changes), and every second for what changes tell nothing of (a
+    // program's exit); one look at a time.
+    const looking = yield* Effect.makeSemaphore(1)
+    const look = looking.withPermits(1)(follower.follow).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("machine: the registry's follower failed", cause))
     )
+    yield* look.pipe(Effect.repeat(Schedule.spaced(options.registryIntervalMs ?? 1_000)), Effect.forkScoped)
+    yield* oversight.changes.pipe(Stream.runForEach(() => look), Effect.forkScoped)
     // The owners of NATS users: the NATS credential proves the user, so the secret is the machine's own.
     const ownerKey = crypto.randomBytes(32)
     const credential = (name: string, user: string) => {
