@@ -4,13 +4,13 @@
  * when NATS refuses it. Real nats-servers (operator mode: JWTs preloaded; a TLS cluster verifying clients),
  * real CLI processes.
  */
-import { FleetRegistry, Nats, TestFleet, TestOperator } from "@agent-terminal/fleet"
+import { FleetRegistry, Nats, Subjects, TestFleet, TestOperator } from "@agent-terminal/fleet"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
-import { built, cliBin, connectMcp, type Daemon, makeHome, startDaemon } from "../daemon/support.js"
+import { built, cliBin, connectMcp, type Daemon, makeHome, startDaemon, waitUntil } from "../daemon/support.js"
 import { descendsFrom } from "./support.js"
 
 /** Run the CLI to its end: its exit code, stdout and stderr (killed past `timeoutMs`). */
@@ -113,6 +113,32 @@ describe.runIf(built)("an operator (JWT) deployment through the CLI: --nats-cred
       } finally {
         env.dispose()
       }
+    },
+    60_000
+  )
+
+  it(
+    "a machine hears of a client's closed connection (the system's event, imported under the fleet's subject)",
+    async () => {
+      const heard = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const creds = (user: string) => Nats.readCredentials(operator.credsFiles[user]!)
+        const machine = yield* Nats.make({ servers: [operator.url], user: "m2", creds: yield* creds("m2") })
+        const events: Array<string> = []
+        const subscription = machine.connection.subscribe(Subjects.disconnectEvents("FLEET"), {
+          callback: (_error, message) => {
+            events.push(message.string())
+          }
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => subscription.unsubscribe()))
+        yield* Effect.promise(() => machine.connection.flush())
+        // a client connects and goes
+        yield* Effect.scoped(
+          Nats.make({ servers: [operator.url], user: "c3", creds: yield* creds("c3"), name: "leaving" })
+        )
+        yield* Effect.promise(() => waitUntil(() => events.some((event) => event.includes("leaving")), 10_000))
+        return events.find((event) => event.includes("leaving"))
+      })))
+      expect(heard).toContain("io.nats.server.advisory.v1.client_disconnect")
     },
     60_000
   )
