@@ -7,6 +7,7 @@
  * @since 0.3.0
  */
 import { createAccount, createOperator, createUser } from "@nats-io/nkeys"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
@@ -100,6 +101,7 @@ export const make = (options: Options = {}): Effect.Effect<Operator, Error, Scop
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "at-operator-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
+    const issuedAt = yield* Clock.currentTimeMillis
     const operator = createOperator()
     const system = createAccount()
     const fleet = createAccount()
@@ -107,12 +109,12 @@ export const make = (options: Options = {}): Effect.Effect<Operator, Error, Scop
     const operatorJwt = jwt.encode(operator, operator.getPublicKey(), "agent-terminal-test", {
       type: "operator",
       system_account: system.getPublicKey()
-    })
+    }, issuedAt)
     const systemJwt = jwt.encode(operator, system.getPublicKey(), "SYS", {
       type: "account",
       limits: jwt.accountLimits(false),
       exports: [{ name: "fleet disconnects", subject: disconnects, type: "stream" }]
-    })
+    }, issuedAt)
     // The system names the account by its key; machines listen under the name fleet.conf gives it.
     const fleetJwt = jwt.encode(operator, fleet.getPublicKey(), "FLEET", {
       type: "account",
@@ -124,7 +126,7 @@ export const make = (options: Options = {}): Effect.Effect<Operator, Error, Scop
         type: "stream",
         local_subject: Subjects.disconnectEvents("FLEET")
       }]
-    })
+    }, issuedAt)
     const credentials = path.join(dir, "credentials")
     fs.mkdirSync(credentials, { mode: 0o700 })
     const users: Array<readonly [string, jwt.Permissions | undefined]> = [
@@ -136,7 +138,7 @@ export const make = (options: Options = {}): Effect.Effect<Operator, Error, Scop
     for (const [name, permissions] of users) {
       const user = createUser()
       const file = path.join(credentials, `${name}.creds`)
-      const userJwt = jwt.encode(fleet, user.getPublicKey(), name, jwt.userClaims(permissions))
+      const userJwt = jwt.encode(fleet, user.getPublicKey(), name, jwt.userClaims(permissions), issuedAt)
       fs.writeFileSync(file, jwt.credsText(userJwt, new TextDecoder().decode(user.getSeed())), { mode: 0o600 })
       files[name] = file
     }

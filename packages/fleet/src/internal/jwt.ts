@@ -10,16 +10,17 @@ const base64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("b
 
 const header = base64url(JSON.stringify({ typ: "JWT", alg: "ed25519-nkey" }))
 
-/** A JWT of `subject` (a public key) issued and signed by `issuer`, with its `nats` claims. */
+/** A JWT of `subject` (a public key) issued at `issuedAtMs` and signed by `issuer`, with its `nats` claims. */
 export const encode = (
   issuer: KeyPair,
   subject: string,
   name: string,
-  nats: Readonly<Record<string, unknown>>
+  nats: Readonly<Record<string, unknown>>,
+  issuedAtMs: number
 ): string => {
   const claims = {
     jti: crypto.randomBytes(20).toString("hex").toUpperCase(),
-    iat: Math.floor(Date.now() / 1000), // the wall clock: a JWT's issue time is the real time, in seconds
+    iat: Math.floor(issuedAtMs / 1000),
     iss: issuer.getPublicKey(),
     name,
     sub: subject,
