@@ -181,10 +181,11 @@ const toEvent = (status: Status): ConnectionEvent | undefined =>
     : undefined
 
 /**
- * The reason a first connection failed: a timeout over TLS is probed for the TLS layer's own word (a
- * certificate the servers refused arrives after the handshake and the client says only "timeout").
+ * Why a first connection failed, said plainly: a server certificate this CA did not sign says so; a timeout
+ * over TLS is probed for the TLS layer's own word (a client certificate the servers refused arrives after the
+ * handshake, and the client says only "timeout").
  */
-const explainTimeout = (options: Options, reason: string): Effect.Effect<NatsUnavailable> => {
+const explained = (options: Options, reason: string): Effect.Effect<NatsUnavailable> => {
   const servers = options.servers.join(",")
   const tls = options.tls
   if (tls !== undefined && /unable to verify|self[- ]signed|unknown ca/i.test(reason)) {
@@ -252,7 +253,7 @@ export const make = (options: Options): Effect.Effect<Service, NatsUnavailable, 
           }),
         catch: (error) => (error as Error).message ?? String(error)
       }).pipe(
-        Effect.catchAll((reason) => Effect.flatMap(explainTimeout(options, reason), (said) => Effect.fail(said)))
+        Effect.catchAll((reason) => Effect.flatMap(explained(options, reason), (said) => Effect.fail(said)))
       ),
       (connection) => Effect.promise(() => connection.close().catch(() => undefined))
     )
