@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import type * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as FleetCli from "./FleetCli.js"
 import { FleetRpcs } from "./FleetRpcs.js"
 import * as Forked from "./Forked.js"
 import type { Group, RunOptions } from "./Harness.js"
@@ -403,5 +404,10 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
 
 /** The group's run (`Bench.ts` names it and loads this module only to run it). */
 export const fleet: Pick<Group, "run"> = {
-  run: (options) => guard(rows, Effect.map(measure(options), toMetrics))
+  run: (options) =>
+    Effect.zipWith(
+      guard(rows, Effect.map(measure(options), toMetrics)),
+      FleetCli.run(options),
+      (transport, endToEnd) => [...transport, ...endToEnd]
+    )
 }

@@ -8,7 +8,6 @@ import type { Doctor } from "@agent-terminal/node"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as FleetClient from "./FleetClient.js"
 import type * as NatsOptions from "./NatsOptions.js"
 
@@ -25,9 +24,9 @@ export const checks = (
   parsed: NatsOptions.ConnectionOptions,
   servers: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<Doctor.Check>> => {
-  const user = Option.getOrElse(parsed.natsUser, () => "client")
   const connected = Effect.gen(function*() {
     const nats = yield* Nats.Nats
+    const user = nats.user
     const connection = check(
       "nats_connection",
       true,
@@ -73,19 +72,21 @@ export const checks = (
   })
   return Effect.scoped(
     Effect.flatMap(
-      Layer.build(FleetClient.natsLayer(parsed, servers, user)),
+      Layer.build(FleetClient.natsLayer(parsed, servers)),
       (context) => Effect.provide(connected, context)
     )
   ).pipe(
     Effect.catchAll((error) => {
       const reason = error.message
-      const credentials = /authoriz|authentic|nkey|seed/i.test(reason)
+      const credentials = /authoriz|authentic|nkey|seed|credentials|jwt/i.test(reason)
       return Effect.succeed([
         check(
           credentials ? "nats_credentials" : "nats_connection",
           false,
           reason,
-          credentials ? "the servers refuse this user: check --nats-user and --nats-nkey" : "the fleet is out of reach"
+          credentials
+            ? "the servers refuse this user: check --nats-user and --nats-nkey or --nats-creds"
+            : "the fleet is out of reach"
         )
       ])
     })

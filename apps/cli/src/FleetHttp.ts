@@ -25,4 +25,4 @@ export const layer = (parsed: NatsOptions.ConnectionOptions, servers: ReadonlyAr
   Layer.merge(
     FleetTerminal.layer({ owners: { nameOf: machineOwnerOf }, client: "mcp-http" }),
     FleetOversight.layer({ client: "mcp-http live view" })
-  ).pipe(Layer.provide(natsLayer(parsed, servers, "client")))
+  ).pipe(Layer.provide(natsLayer(parsed, servers)))

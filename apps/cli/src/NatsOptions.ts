@@ -24,6 +24,12 @@ export const connectionOptions = {
     "AGENT_TERMINAL_NATS_NKEY",
     "A file holding the user's nkey seed (SU…), read at most 4 KiB."
   ),
+  natsCreds: text(
+    "nats-creds",
+    "AGENT_TERMINAL_NATS_CREDS",
+    "A NATS .creds file (the user's JWT and nkey seed) of an operator deployment, instead of --nats-nkey; " +
+      "the JWT's name is the fleet user when --nats-user is not given."
+  ),
   natsCa: text("nats-ca", "AGENT_TERMINAL_NATS_CA", "TLS: the CA that signed the NATS servers' certificates."),
   natsCert: text("nats-cert", "AGENT_TERMINAL_NATS_CERT", "TLS: this process's certificate, when servers ask."),
   natsKey: text("nats-key", "AGENT_TERMINAL_NATS_KEY", "TLS: the key of --nats-cert.")

@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -38,6 +39,7 @@ import * as Stream from "effect/Stream"
 import * as Discovery from "./Discovery.js"
 import { MachineUnavailable, type NotPermitted } from "./FleetErrors.js"
 import * as FleetIds from "./FleetIds.js"
+import * as FleetRegistry from "./FleetRegistry.js"
 import type * as machineClients from "./internal/machineClients.js"
 import * as ownerClients from "./internal/ownerClients.js"
 import type { Nats } from "./Nats.js"
@@ -80,6 +82,24 @@ export const placedOn: (
 ) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = CorePlacement.placedOn
 
 /**
+ * The fleet's `Exec.shell`: a command string in child mode is `[machineShell, "-c", command]` until its
+ * machine is chosen, then that machine's own shell (the one its daemon said at `Hello`), as the same command
+ * in pty mode runs with it. Machines may have different shells; none is assumed.
+ *
+ * @since 0.3.0
+ */
+export const machineShell = "<the machine's shell>"
+
+/** A child run of a command string (`Exec.shellArgv(machineShell, …)`) with `shell` in its place. */
+const withShell = (request: Exec.ExecRequest, shell: string): Exec.ExecRequest => {
+  const { spawn } = request
+  if (spawn._tag !== "child" || spawn.argv.length !== 3 || spawn.argv[0] !== machineShell || spawn.argv[1] !== "-c") {
+    return request
+  }
+  return { ...request, spawn: { _tag: "child", argv: Exec.shellArgv(shell, spawn.argv[2]!) } }
+}
+
+/**
  * What the fleet client knows besides the three services.
  *
  * @since 0.3.0
@@ -109,6 +129,7 @@ export const make = (
 > =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
+    const context = yield* Effect.context<Nats>()
     const directory = yield* Discovery.makeDirectory()
     // The machines answer the directory's first "announce now" at once: a client's first open finds them.
     yield* directory.machines.pipe(
@@ -151,6 +172,34 @@ export const make = (
           ownTasks.get(owner)?.delete(taskId)
         }))
 
+    /** The registry's reader, made at the first need (a client that never meets a lost id never opens it). */
+    let opened: Effect.Effect.Success<ReturnType<typeof FleetRegistry.makeReader>> | undefined
+    const reader = Effect.suspend(() =>
+      opened !== undefined ? Effect.succeed(opened) : FleetRegistry.makeReader({ timeoutMs: 1_000 }).pipe(
+        Effect.provide(context),
+        Effect.tap((made) => Effect.sync(() => (opened = made)))
+      )
+    )
+    /**
+     * How an id of a machine's earlier run was lost: from the registry when the machine recorded it (a stop
+     * records its open terminals lost, "daemon-stopped", at the stop), else died, now (a killed machine wrote
+     * no end). Neither the registry's absence nor its silence delays the answer past its read's deadline.
+     */
+    const lostOf = (sessionId: string, machine: string) =>
+      Effect.flatMap(reader, (registry) => registry.get(machine, sessionId)).pipe(
+        Effect.timeout(1_500),
+        Effect.orElseSucceed(() => Option.none<FleetRegistry.Entry>()),
+        Effect.map((entry) => {
+          const ended = Option.getOrUndefined(entry)
+          const recorded = ended?.status === "lost" ? ended.ended : undefined
+          return new Errors.SessionLost({
+            sessionId,
+            lostAt: new Date(recorded?.at ?? clock.unsafeCurrentTimeMillis()).toISOString(),
+            reason: recorded?.reason === "daemon-stopped" ? "daemon-stopped" : "daemon-died"
+          })
+        })
+      )
+
     /** The machine of `sessionId`, or the error that answers it without asking any machine. */
     const home = (sessionId: string): Effect.Effect<string, Errors.SessionNotFound | Errors.SessionLost> =>
       Effect.flatMap(
@@ -159,15 +208,7 @@ export const make = (
           const place = FleetIds.parse(sessionId)
           if (place === undefined) return Effect.fail(new Errors.SessionNotFound({ sessionId }))
           const now = machines.find((machine) => machine.machine === place.machine)
-          if (now !== undefined && now.run !== place.run) {
-            return Effect.fail(
-              new Errors.SessionLost({
-                sessionId,
-                lostAt: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
-                reason: "daemon-died"
-              })
-            )
-          }
+          if (now !== undefined && now.run !== place.run) return Effect.flip(lostOf(sessionId, place.machine))
           return Effect.succeed(place.machine)
         }
       )
@@ -359,11 +400,14 @@ export const make = (
 
     const exec = Exec.Exec.of({
       ...(routedBy(Exec.operations, "taskId", byTask) as Operation.ServiceOf<typeof Exec.operations>),
-      shell: "bash",
+      shell: machineShell,
       exec: (owner, request) =>
         Effect.flatMap(Effect.orDie(placed), ({ machine }) =>
-          call(owner, machine, (client) =>
-            client.ExecRun({ request })).pipe(Effect.map(noted(owner, machine)))),
+          Effect.gen(function*() {
+            const clients = yield* clientsOf(owner)
+            const { hello } = yield* clients.session(machine)
+            return yield* call(owner, machine, (client) => client.ExecRun({ request: withShell(request, hello.shell) }))
+          }).pipe(Effect.map(noted(owner, machine)))),
       remove: (owner, taskId) =>
         forget(owner, taskId, byTask(owner)(taskId, (client) => client.ExecRemove({ taskId }))),
       list: (owner) => fanOut(owner, (client) => client.ExecList({}))

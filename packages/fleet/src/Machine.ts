@@ -23,6 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as Discovery from "./Discovery.js"
@@ -47,7 +48,10 @@ export interface Options {
   readonly labels?: ReadonlyArray<string> | undefined
   /** The most terminals it holds (the terminal service's `maxTerminals`). */
   readonly maxTerminals: number
-  /** How often it announces its capacity (default 250 ms) and writes the registry's changes (default 1 s). */
+  /**
+   * How often it announces its capacity (default 250 ms), and looks for the registry's changes besides each
+   * open and close (default 1 s: a program's exit).
+   */
   readonly announceIntervalMs?: number | undefined
   readonly registryIntervalMs?: number | undefined
   /** The NATS protocol's bounds. */
@@ -68,14 +72,37 @@ export const ownerName = (name: string, user: string, run: string): string => {
     : `${full.slice(0, 47)}-${crypto.createHash("sha256").update(full).digest("hex").slice(0, 16)}`
 }
 
-/** Record what changed among the machine's terminals since the last look. */
+/**
+ * Record what changed among the machine's terminals since the last look; `stop` records the open ones as lost
+ * with the machine's stop ("daemon-stopped", now), after which the follower records nothing more (the
+ * daemon's closing them is part of that stop).
+ */
 const registryFollower = (
   options: Options,
   oversight: Oversight.Oversight["Type"],
   writer: FleetRegistry.Writer["Type"]
 ) => {
   const known = new Map<string, { readonly status: string; readonly owner: string }>()
-  return Effect.gen(function*() {
+  let stopped = false
+  const stop = Effect.gen(function*() {
+    stopped = true
+    const now = yield* Clock.currentTimeMillis
+    for (const session of yield* oversight.sessions) {
+      if (session.status._tag === "exited") continue
+      yield* writer.record(
+        new FleetRegistry.Entry({
+          id: session.sessionId,
+          machine: options.machine,
+          owner: session.owner,
+          status: "lost",
+          updatedAt: now,
+          ended: { reason: "daemon-stopped", at: now }
+        })
+      )
+    }
+  })
+  const follow = Effect.gen(function*() {
+    if (stopped) return
     const now = yield* Clock.currentTimeMillis
     const sessions = yield* oversight.sessions
     const seen = new Set<string>()
@@ -119,6 +146,7 @@ const registryFollower = (
       )
     }
   })
+  return { follow, stop }
 }
 
 /**
@@ -166,11 +194,15 @@ export const transport = (
     }))
     yield* Discovery.announce({ machine: options.machine, figures, intervalMs: options.announceIntervalMs })
     const writer = yield* FleetRegistry.makeWriter({ machine: options.machine })
-    yield* registryFollower(options, oversight, writer).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("machine: the registry's follower failed", cause)),
-      Effect.repeat(Schedule.spaced(options.registryIntervalMs ?? 1_000)),
-      Effect.forkScoped
+    const follower = registryFollower(options, oversight, writer)
+    // At each open or close (the oversight's changes), and every second for what changes tell nothing of (a
+    // program's exit); one look at a time.
+    const looking = yield* Effect.makeSemaphore(1)
+    const look = looking.withPermits(1)(follower.follow).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("machine: the registry's follower failed", cause))
     )
+    yield* look.pipe(Effect.repeat(Schedule.spaced(options.registryIntervalMs ?? 1_000)), Effect.forkScoped)
+    yield* oversight.changes.pipe(Stream.runForEach(() => look), Effect.forkScoped)
     // The owners of NATS users: the NATS credential proves the user, so the secret is the machine's own.
     const ownerKey = crypto.randomBytes(32)
     const credential = (name: string, user: string) => {
@@ -209,6 +241,6 @@ export const transport = (
             sessions.count() + oversee.sessions.count()
           } clients)`
         )
-      ).pipe(Effect.zipRight(sessions.stop), Effect.zipRight(oversee.sessions.stop))
+      ).pipe(Effect.zipRight(follower.stop), Effect.zipRight(sessions.stop), Effect.zipRight(oversee.sessions.stop))
     }
   })

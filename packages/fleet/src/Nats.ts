@@ -5,7 +5,13 @@
  *
  * @since 0.3.0
  */
-import { connect, type NatsConnection, nkeyAuthenticator, type Status } from "@nats-io/transport-node"
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  nkeyAuthenticator,
+  type Status
+} from "@nats-io/transport-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,6 +19,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { NatsUnavailable } from "./FleetErrors.js"
+import * as tlsProbe from "./internal/tlsProbe.js"
 import * as Subjects from "./Subjects.js"
 
 /**
@@ -29,6 +36,11 @@ export interface Options {
   readonly seed?: string | undefined
   /** A file holding the user's nkey seed (read at most 4 KiB). */
   readonly seedFile?: string | undefined
+  /**
+   * The user's credentials of an operator (JWT) deployment: a `.creds` file's text, the user's JWT and its
+   * nkey seed (`readCredentials`). Not with `seed`/`seedFile`.
+   */
+  readonly creds?: Credentials | undefined
   /** TLS: the CA that signed the servers' certificates, and this client's own certificate when servers ask. */
   readonly tls?: {
     readonly caFile?: string | undefined
@@ -86,23 +98,69 @@ export interface Service {
 export class Nats extends Context.Tag("@agent-terminal/fleet/Nats")<Nats, Service>() {}
 
 const MAX_SEED_FILE = 4096
+const MAX_CREDS_FILE = 64 * 1024
+
+/** A regular file's text, refused past `max` bytes (read before it is held). */
+const readBounded = (file: string, max: number): string => {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file")
+    const buffer = Buffer.alloc(max + 1)
+    const read = fs.readSync(fd, buffer, 0, buffer.length, 0)
+    if (read > max) throw new Error(`larger than ${max} bytes`)
+    return buffer.subarray(0, read).toString("utf8")
+  } finally {
+    fs.closeSync(fd)
+  }
+}
 
 const readSeedFile = (file: string, servers: string): Effect.Effect<string, NatsUnavailable> =>
   Effect.try({
-    try: () => {
-      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-      try {
-        if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file")
-        const buffer = Buffer.alloc(MAX_SEED_FILE + 1)
-        const read = fs.readSync(fd, buffer, 0, buffer.length, 0)
-        if (read > MAX_SEED_FILE) throw new Error(`larger than ${MAX_SEED_FILE} bytes`)
-        return buffer.subarray(0, read).toString("utf8").trim()
-      } finally {
-        fs.closeSync(fd)
-      }
-    },
+    try: () => readBounded(file, MAX_SEED_FILE).trim(),
     catch: (error) =>
       new NatsUnavailable({ servers, reason: `the seed file ${file} cannot be read: ${(error as Error).message}` })
+  })
+
+/**
+ * A user's credentials of an operator (JWT) deployment, as a `.creds` file holds them.
+ *
+ * @since 0.3.0
+ */
+export interface Credentials {
+  /** The file's text (the user's JWT and nkey seed, each between its `-----BEGIN …-----` lines). */
+  readonly text: string
+  /** The user's name in its JWT (`name`), when it has one. */
+  readonly name: string | undefined
+}
+
+const credsBlock = /-{3,}BEGIN NATS USER JWT-{3,}\s*\r?\n\s*([A-Za-z0-9_.=-]+)\s*\r?\n\s*-{3,}END NATS USER JWT-{3,}/
+const seedBlock = /-{3,}BEGIN USER NKEY SEED-{3,}\s*\r?\n\s*(SU[A-Z2-7]+)\s*\r?\n\s*-{3,}END USER NKEY SEED-{3,}/
+
+/**
+ * Read a `.creds` file (at most 64 KiB): a user JWT and its nkey seed, or `NatsUnavailable` saying what is
+ * missing. The JWT's `name` is the fleet user a client acts as when it names none.
+ *
+ * @since 0.3.0
+ */
+export const readCredentials = (file: string, servers = ""): Effect.Effect<Credentials, NatsUnavailable> =>
+  Effect.try({
+    try: () => {
+      const text = readBounded(file, MAX_CREDS_FILE)
+      const jwt = credsBlock.exec(text)?.[1]
+      if (jwt === undefined) throw new Error("no NATS USER JWT block")
+      if (!seedBlock.test(text)) throw new Error("no USER NKEY SEED block")
+      const claims = JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as unknown
+      const name = typeof claims === "object" && claims !== null && "name" in claims &&
+          typeof claims.name === "string"
+        ? claims.name
+        : undefined
+      return { text, name }
+    },
+    catch: (error) =>
+      new NatsUnavailable({
+        servers,
+        reason: `the credentials file ${file} cannot be read: ${(error as Error).message}`
+      })
   })
 
 const tlsOptions = (tls: NonNullable<Options["tls"]>) => {
@@ -123,6 +181,38 @@ const toEvent = (status: Status): ConnectionEvent | undefined =>
     : undefined
 
 /**
+ * Why a first connection failed, said plainly: a server certificate this CA did not sign says so; a timeout
+ * over TLS is probed for the TLS layer's own word (a client certificate the servers refused arrives after the
+ * handshake, and the client says only "timeout").
+ */
+const explained = (options: Options, reason: string): Effect.Effect<NatsUnavailable> => {
+  const servers = options.servers.join(",")
+  const tls = options.tls
+  if (tls !== undefined && /unable to verify|self[- ]signed|unknown ca/i.test(reason)) {
+    return Effect.succeed(
+      new NatsUnavailable({ servers, reason: `${reason} (the servers' certificate is not signed by this CA)` })
+    )
+  }
+  if (!/timeout/i.test(reason) || tls === undefined || options.servers.length === 0) {
+    return Effect.succeed(new NatsUnavailable({ servers, reason }))
+  }
+  return Effect.map(
+    Effect.promise(() => tlsProbe.probe(options.servers[0]!, tls, options.connectTimeoutMs ?? 2_000)),
+    (said) => {
+      if (said === undefined) return new NatsUnavailable({ servers, reason })
+      const alert = /alert ([a-z0-9 ]+)/i.exec(said)?.[1]?.trim()
+      return new NatsUnavailable({
+        servers,
+        reason: alert === undefined
+          ? `${reason}: TLS says ${JSON.stringify(said.slice(0, 200))}`
+          : `the server refused the TLS connection (alert "${alert}"): it does not accept this process's ` +
+            "certificate"
+      })
+    }
+  )
+}
+
+/**
  * Connect as `options.user`; the connection closes with the scope.
  *
  * @since 0.3.0
@@ -133,9 +223,17 @@ export const make = (options: Options): Effect.Effect<Service, NatsUnavailable, 
     const user = yield* Subjects.validName("user", options.user).pipe(
       Effect.mapError((error) => new NatsUnavailable({ servers, reason: error.message }))
     )
+    if (options.creds !== undefined && (options.seed !== undefined || options.seedFile !== undefined)) {
+      return yield* new NatsUnavailable({ servers, reason: "give either credentials (a .creds file) or an nkey seed" })
+    }
     const seed = options.seed ?? (options.seedFile === undefined
       ? undefined
       : yield* readSeedFile(options.seedFile, servers))
+    const authenticator = options.creds !== undefined
+      ? credsAuthenticator(new TextEncoder().encode(options.creds.text))
+      : seed === undefined
+      ? undefined
+      : nkeyAuthenticator(new TextEncoder().encode(seed))
     const connection = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
@@ -143,7 +241,7 @@ export const make = (options: Options): Effect.Effect<Service, NatsUnavailable, 
             servers: [...options.servers],
             name: options.name ?? user,
             inboxPrefix: Subjects.inbox(user),
-            ...(seed === undefined ? {} : { authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)) }),
+            ...(authenticator === undefined ? {} : { authenticator }),
             ...(options.tls === undefined ? {} : { tls: tlsOptions(options.tls) }),
             reconnectTimeWait: options.reconnectWaitMs ?? 250,
             reconnectJitter: 50,
@@ -153,8 +251,10 @@ export const make = (options: Options): Effect.Effect<Service, NatsUnavailable, 
             pingInterval: options.pingIntervalMs ?? 2_000,
             maxPingOut: 2
           }),
-        catch: (error) => new NatsUnavailable({ servers, reason: (error as Error).message ?? String(error) })
-      }),
+        catch: (error) => (error as Error).message ?? String(error)
+      }).pipe(
+        Effect.catchAll((reason) => Effect.flatMap(explained(options, reason), (said) => Effect.fail(said)))
+      ),
       (connection) => Effect.promise(() => connection.close().catch(() => undefined))
     )
     const events = yield* Effect.acquireRelease(PubSub.unbounded<ConnectionEvent>(), PubSub.shutdown)

@@ -14,6 +14,7 @@ export * as Subjects from "./Subjects.js"
  * @since 0.3.0
  */
 export * as TestFleet from "./TestFleet.js"
+export * as TestOperator from "./TestOperator.js"
 /**
  * @since 0.3.0
  */
