@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url"
 import type { RunOptions } from "./Harness.js"
 import { guard, now, owner, size, timed } from "./Harness.js"
 import type { Metric } from "./Metric.js"
-import { comparePaired, distribution } from "./Metric.js"
+import { compare, comparePaired, distribution } from "./Metric.js"
 
 const group = "fleet"
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cli/dist/bin.js")
@@ -163,6 +163,19 @@ const measure = (options: RunOptions) =>
     options.progress("fleet: a serve --nats machine SIGKILLed under a send in flight, through FleetTerminal")
     const unavailable: Array<number> = []
     const unavailableTags: Array<string> = []
+    const survivorBefore: Array<number> = []
+    const survivorDuring: Array<number> = []
+    const survivorTags: Array<string> = []
+    /** `true` sends to m1's shell (opened before m2 first joined) for 1.5 s, each timed; a failure noted. */
+    const survivorSends = (into: Array<number>, failures: Array<string>) =>
+      Effect.gen(function*() {
+        const started = now()
+        while (now() - started < 1_500) {
+          const [exit, ms] = yield* timed(Effect.exit(overNats.send(owner, shells.nats, { text: "true" })))
+          if (Exit.isSuccess(exit)) into.push(ms)
+          else failures.push(tagOf(exit))
+        }
+      })
     for (let i = 0; i < size(options, 3, 1); i++) {
       const m2 = yield* machine(fleet, "m2", fleet.servers[1]!.url)
       yield* until(Effect.map(directory.machines, (all) => all.some((m) => m.machine === "m2" && m.run === m2.run)))
@@ -173,11 +186,15 @@ const measure = (options: RunOptions) =>
         Effect.exit(overNats.send(owner, Ids.SessionId.make(opened.sessionId), { text: "sleep 60", timeoutMs: 90_000 }))
       )
       yield* Effect.sleep("300 millis")
+      // m1's sends for 1.5 s before the kill and for 1.5 s from it: the survivor's round trip meanwhile
+      yield* survivorSends(survivorBefore, survivorTags)
       const killed = now()
       m2.child.kill("SIGKILL")
+      const survivor = yield* Effect.fork(survivorSends(survivorDuring, survivorTags))
       const exit = yield* Fiber.join(inFlight)
       unavailable.push(now() - killed)
       unavailableTags.push(tagOf(exit))
+      yield* Fiber.join(survivor)
       yield* Effect.promise(() => m2.exited)
     }
 
@@ -202,7 +219,18 @@ const measure = (options: RunOptions) =>
       yield* own.start
       yield* Effect.sleep("1 second")
     }
-    return { opens, sends, recorded, unavailable, unavailableTags, failover, failoverTags }
+    return {
+      opens,
+      sends,
+      recorded,
+      unavailable,
+      unavailableTags,
+      survivorBefore,
+      survivorDuring,
+      survivorTags,
+      failover,
+      failoverTags
+    }
   }).pipe(Effect.scoped)
 
 /** The rows, in order. */
@@ -213,6 +241,8 @@ export const rows: ReadonlyArray<{ readonly name: string; readonly group: string
   { name: "fleet.cli.send.nats", group, unit: "ms" },
   { name: "fleet.cli.registry", group, unit: "ms" },
   { name: "fleet.cli.unavailable", group, unit: "ms" },
+  { name: "fleet.cli.survivor.before", group, unit: "ms" },
+  { name: "fleet.cli.survivor.during", group, unit: "ms" },
   { name: "fleet.cli.failover", group, unit: "ms" }
 ]
 
@@ -232,6 +262,10 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
   const sendSocket = base("fleet.cli.send.socket", "baseline", m.sends.socket, [
     "serve --nats's own Unix socket (RemoteTerminal): send `true` to a bash terminal, until its prompt"
   ])
+  const survivorBefore = base("fleet.cli.survivor.before", "baseline", m.survivorBefore, [
+    "true sends to a terminal on m1, over NATS, for 1.5 s before m2 (the other machine) is SIGKILLed"
+  ])
+  const survivorDuringP50 = distribution(m.survivorDuring).value
   return [
     openSocket,
     {
@@ -257,6 +291,21 @@ const toMetrics = (m: Effect.Effect.Success<ReturnType<typeof measure>>): Readon
         `FleetTerminal; it failed with ${[...new Set(m.unavailableTags)].join(", ")}`
       ]),
       detail: { errors: m.unavailableTags }
+    },
+    survivorBefore,
+    {
+      ...base("fleet.cli.survivor.during", "ours", m.survivorDuring, [
+        "the same sends to m1 for 1.5 s from m2's SIGKILL, while m2's send in flight fails" +
+        (m.survivorTags.length === 0 ? " (none of m1's failed)" : `; m1's failed: ${m.survivorTags.join(", ")}`)
+      ]),
+      compared: [compare(survivorDuringP50, survivorBefore)],
+      target: {
+        text: "m1's p50 within 20 % of before while m2 dies, and no error",
+        met: survivorBefore.value === null || survivorDuringP50 === null
+          ? null
+          : m.survivorTags.length === 0 && survivorDuringP50 <= 1.2 * survivorBefore.value
+      },
+      detail: { errors: m.survivorTags }
     },
     {
       ...base("fleet.cli.failover", "ours", m.failover, [
