@@ -124,7 +124,10 @@ export const makeProtocol = (
           lines.set(requestId, line)
         }
         line.offer(Effect.suspend(() => {
-          if (message._tag === "Exit") session.inflight.delete(requestId)
+          if (message._tag === "Exit") {
+            session.inflight.delete(requestId)
+            frameOfCall.delete(requestId)
+          }
           return writeResponse(message)
         }))
       }
@@ -135,6 +138,8 @@ export const makeProtocol = (
         unavailableAfterMs: options.unavailableAfterMs ?? 1_000
       })
       let frameNo = 0
+      /** The frame each call in flight went in (to know whether a frame the machine never got carried one). */
+      const frameOfCall = new Map<string, number>()
       let attempt = 0
       let phase: Phase = { _tag: "Challenge", deferred: yield* Deferred.make<string, SessionError>() }
 
@@ -145,6 +150,7 @@ export const makeProtocol = (
       const sendFrame = (message: FromClientEncoded) => {
         const encoded = parser.encode(message)
         if (encoded === undefined) return
+        if (message._tag === "Request") frameOfCall.set(String(message.id), frameNo)
         const bytes = typeof encoded === "string" ? new TextEncoder().encode(encoded) : encoded
         const chunk = (nats.connection.info?.max_payload ?? 1024 * 1024) - 64
         for (
@@ -181,8 +187,23 @@ export const makeProtocol = (
       const heartbeat = () =>
         toMachine(envelope.control(envelope.Client.Heartbeat, {
           seq: session.pinged(clock.unsafeCurrentTimeMillis()),
-          binding: nats.binding()
+          binding: nats.binding(),
+          sent: frameNo
         }))
+      /**
+       * Frames `from`..`to` never reached the machine: when one carried a call still in flight, the calls in
+       * flight fail (`ConnectionLost`), rather than wait for an answer that cannot come while the machine
+       * answers every ping. A call failed before (a dropped connection) is not in flight any more.
+       */
+      const framesLost = (from: unknown, to: unknown) => {
+        if (typeof from !== "number" || typeof to !== "number" || to < from) return
+        let carried = false
+        for (const [requestId, frame] of frameOfCall) {
+          if (!session.inflight.has(requestId)) frameOfCall.delete(requestId)
+          else if (frame >= from && frame <= to) carried = true
+        }
+        if (carried) failWith(session.lost(to - from + 1))
+      }
       const handshakeFailed = (error: SessionError) => {
         if (phase._tag === "Challenge") Deferred.unsafeDone(phase.deferred, Effect.fail(error))
         else if (phase._tag === "Ready") Deferred.unsafeDone(phase.deferred, Effect.fail(error))
@@ -218,6 +239,19 @@ export const makeProtocol = (
           case envelope.Machine.Ready:
             if (phase._tag === "Ready") Deferred.unsafeDone(phase.deferred, Effect.void)
             return
+          case envelope.Machine.Pong: {
+            // every frame sent before the heartbeat came before it: one the machine still expects is lost
+            const pong = envelope.body(data)
+            if (phase._tag === "Open" && typeof pong?.sent === "number" && typeof pong.next === "number") {
+              framesLost(pong.next, pong.sent - 1)
+            }
+            return
+          }
+          case envelope.Machine.Lost: {
+            const lost = envelope.body(data)
+            if (phase._tag === "Open") framesLost(lost?.from, lost?.to)
+            return
+          }
           case envelope.Machine.Refused: {
             const reason = String(envelope.body(data)?.reason ?? "refused").slice(0, 500)
             if (phase._tag !== "Open") return handshakeFailed(new MachineRefused({ machine, reason }))
@@ -318,6 +352,7 @@ export const makeProtocol = (
           if (request._tag === "Request") session.inflight.add(String(request.id))
           else if (request._tag === "Interrupt") {
             session.inflight.delete(String(request.requestId))
+            frameOfCall.delete(String(request.requestId))
             acks.delete(request.requestId)
           }
           return Effect.sync(() => sendFrame(request))

@@ -5,8 +5,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { expect } from "vitest"
+import { Nats } from "../src/index.js"
 import { byteAt, type Counters, machineLayer, sum } from "./fixtures/group.js"
-import { client, Fleet, fleetLayer } from "./support.js"
+import { client, clientOn, Fleet, fleetLayer } from "./support.js"
 
 const withMachine = (machine: "m1" | "m2" | "m3", counters?: Counters) =>
   Effect.gen(function*() {
@@ -94,4 +95,52 @@ layer(fleetLayer(), { timeout: 60_000, excludeTestServices: true })("an RpcGroup
         })
       )
     }))
+
+  it.scoped(
+    "a call whose message NATS drops on the way fails ConnectionLost (the pings still answered), and later calls are answered",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* Fleet
+        yield* withMachine("m1")
+        // NATS delivers at most once: a message can be dropped while the cluster changes (a server killed, a
+        // subscription not yet known to the client's new server) while the heartbeats after it go through. The
+        // connection drops the next frame (kind 4) it is asked to publish, as the cluster would.
+        const real = yield* Nats.make(fleet.connectOptions("c1"))
+        let drop = 0
+        const connection = new Proxy(real.connection, {
+          get(target, key) {
+            if (key === "publish") {
+              return (subject: string, data?: Uint8Array, options?: unknown) => {
+                if (drop > 0 && data?.[0] === 4) {
+                  drop--
+                  return
+                }
+                return target.publish(subject, data, options as never)
+              }
+            }
+            const value = Reflect.get(target, key, target)
+            return typeof value === "function" ? value.bind(target) : value
+          }
+        })
+        const c1 = yield* clientOn({ ...real, connection }, "m1")
+        expect((yield* c1.Echo({ text: "before" })).text).toBe("before")
+        // the lost call is the last frame sent: the next pong says the machine still expects it
+        drop = 1
+        const lost = yield* Effect.exit(c1.Echo({ text: "lost" }).pipe(Effect.timeout("10 seconds")))
+        expect(lost).toEqual(Exit.fail(expect.objectContaining({ _tag: "ConnectionLost" })))
+        // the next frame shows the machine the gap: it names it, and the call that revealed it is answered
+        expect((yield* c1.Echo({ text: "after" })).text).toBe("after")
+        // a call lost while another is in flight: both fail (the other may or may not have run), none hangs
+        drop = 1
+        const both: ReadonlyArray<Exit.Exit<unknown, unknown>> = yield* Effect.all([
+          Effect.exit(c1.Sleep({ ms: 300 }).pipe(Effect.timeout("10 seconds"))),
+          Effect.exit(c1.Echo({ text: "lost too" }).pipe(Effect.timeout("10 seconds")))
+        ], { concurrency: "unbounded" })
+        expect(both.map((exit) => Exit.isSuccess(exit) ? "answered" : "failed")).toContain("failed")
+        for (const exit of both) {
+          if (Exit.isFailure(exit)) expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "ConnectionLost" })))
+        }
+        expect((yield* c1.Echo({ text: "still" })).text).toBe("still")
+      })
+  )
 })

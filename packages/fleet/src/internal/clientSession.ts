@@ -93,6 +93,22 @@ export class ClientSession {
     return busy || now - this.lastSent >= this.timing.heartbeatMs ? "ping" : undefined
   }
 
+  /**
+   * Frames this session sent never reached the machine (NATS delivers at most once; a message can be dropped
+   * while the cluster changes, and the pings that follow it still go through): the calls in flight fail, the
+   * lost ones never having run.
+   */
+  lost(frames: number): Failure | undefined {
+    return this.fail(
+      new ConnectionLost({
+        machine: this.machine,
+        reason: `${frames} message(s) to the machine were lost on the way (NATS delivers at most once): a call ` +
+          "they carried did not run; another in flight at the time may or may not have"
+      }),
+      false
+    )
+  }
+
   /** This client's NATS connection dropped. */
   disconnected(server: string): Failure | undefined {
     this.connected = false

@@ -28,7 +28,12 @@ export const Machine = {
   Pong: 21,
   Refused: 22,
   Gone: 23,
-  Here: 24
+  Here: 24,
+  /**
+   * Frames of the session's that never arrived (NATS delivers at most once: a message can be dropped while the
+   * cluster changes): `{ from, to }`, their numbers, inclusive. Also said by each `Pong` (`next`).
+   */
+  Lost: 25
 } as const
 
 /** The transport's version: a machine refuses a client of another (2: streams acknowledged in batches). */
@@ -89,6 +94,9 @@ export const frame = (
   }
   return out
 }
+
+/** The frame number of a part or frame message (of either side). */
+export const frameNumber = (message: Uint8Array): number => uint32(message, 1)
 
 const uint32 = (bytes: Uint8Array, at: number) =>
   ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0

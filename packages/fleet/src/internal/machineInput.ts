@@ -88,6 +88,13 @@ export const make = (machine: Machine) => {
       return table.end(session)
     }
     if (assembled._tag !== "Frame") return
+    // Frames come in order from the client's connection: one after a gap says the gap's were lost on the way
+    // (the client fails the calls they carried, which never ran).
+    const frameNo = envelope.frameNumber(message)
+    if (frameNo > session.expected) {
+      answer(session.inbox, envelope.Machine.Lost, { from: session.expected, to: frameNo - 1 })
+    }
+    if (frameNo >= session.expected) session.expected = frameNo + 1
     let decoded: ReadonlyArray<FromClientEncoded>
     try {
       decoded = parser.decode(assembled.bytes) as ReadonlyArray<FromClientEncoded>
@@ -176,7 +183,13 @@ export const make = (machine: Machine) => {
       case envelope.Client.Heartbeat: {
         const heartbeat = envelope.body(data)
         table.bind(session, serverSessions.bindingOf(heartbeat?.binding))
-        return answer(inbox, envelope.Machine.Pong, { seq: heartbeat?.seq })
+        // `sent`: the frames the client had sent before this heartbeat; `next`: the next one this machine
+        // expects. Behind the heartbeat in the same order, a frame below `sent` not received is lost.
+        return answer(inbox, envelope.Machine.Pong, {
+          seq: heartbeat?.seq,
+          sent: heartbeat?.sent,
+          next: session.expected
+        })
       }
       case envelope.Client.Probe:
         return answer(inbox, envelope.Machine.Here, { machine: machine.machine })

@@ -30,6 +30,8 @@ export interface Session {
   readonly credits: Credits
   /** The next frame number this machine sends the session. */
   frameNo: number
+  /** The number of the next frame expected from the session (an earlier one missing was lost on the way). */
+  expected: number
 }
 
 /** Caps of the table. */
@@ -114,7 +116,8 @@ export const make = (limits: Limits, inbound: () => Line, onEnd: (session: Sessi
       inbound: inbound(),
       pending: 0,
       credits: new Credits(limits.streamWindow),
-      frameNo: 0
+      frameNo: 0,
+      expected: 0
     }
     bind(session, binding)
     byInbox.set(inbox, session)
