@@ -37,6 +37,7 @@ import * as Stream from "effect/Stream"
 import * as Discovery from "./Discovery.js"
 import { MachineUnavailable, type NotPermitted } from "./FleetErrors.js"
 import * as FleetIds from "./FleetIds.js"
+import * as remoteWatch from "./internal/remoteWatch.js"
 import { Nats } from "./Nats.js"
 import * as NatsRpcClient from "./NatsRpcClient.js"
 
@@ -233,35 +234,13 @@ export const make = (
             sessionId,
             ...(watchOptions?.maxBufferedBytes === undefined ? {} : { options: watchOptions })
           }, { asMailbox: true })
-        const first = yield* mailbox.take.pipe(
-          Effect.catchAll((error) =>
+        return yield* remoteWatch.fromMailbox(machine, mailbox, {
+          now: () =>
+            clock.unsafeCurrentTimeMillis(),
+          isTransport,
+          typed: (error): error is Errors.SessionNotFound =>
             (error as { _tag?: string })._tag === "SessionNotFound"
-              ? Effect.fail(error as Errors.SessionNotFound)
-              : Effect.die(
-                isTransport(error) ? error : new MachineUnavailable({
-                  machine,
-                  since: clock.unsafeCurrentTimeMillis(),
-                  reason: "the watch ended before its snapshot"
-                })
-              )
-          )
-        )
-        if (first._tag !== "Snapshot") {
-          return yield* Effect.die(
-            new MachineUnavailable({
-              machine,
-              since: clock.unsafeCurrentTimeMillis(),
-              reason: "the watch did not start with a snapshot"
-            })
-          )
-        }
-        const events = Mailbox.toStream(mailbox).pipe(
-          Stream.orDie,
-          Stream.filter((item): item is Watch.WatchEvent =>
-            item._tag !== "Snapshot"
-          )
-        )
-        return { snapshot: first, events } satisfies Watch.Watch
+        })
       }) as Effect.Effect<Watch.Watch, Errors.SessionNotFound, Scope.Scope>
 
     const { operations } = OversightOperations
@@ -296,22 +275,12 @@ export const make = (
           Stream.runCollect(
             client[OversightOperations.streams.recording.tag]!({ name }) as Stream.Stream<Uint8Array, unknown>
           )).pipe(
-            Effect.map((chunks) => Option.some(concat(Chunk.toReadonlyArray(chunks)))),
+            Effect.map((chunks) => Option.some(new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(chunks))))),
             Effect.catchAll(() => Effect.succeed(Option.none()))
           )
       }
     })
   })
-
-const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const joined = new Uint8Array(parts.reduce((total, part) => total + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    joined.set(part, at)
-    at += part.length
-  }
-  return joined
-}
 
 /**
  * The fleet's `Oversight` as a layer.

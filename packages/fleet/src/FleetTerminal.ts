@@ -16,32 +16,22 @@
  *
  * @since 0.3.0
  */
-import {
-  Errors,
-  Exec,
-  Ids,
-  Operation,
-  Placement as CorePlacement,
-  PtyService,
-  TaskRuntime,
-  type Watch
-} from "@agent-terminal/core"
+import { Errors, Exec, Ids, Operation, Placement as CorePlacement, PtyService, TaskRuntime } from "@agent-terminal/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as Discovery from "./Discovery.js"
-import { MachineUnavailable, type NotPermitted } from "./FleetErrors.js"
+import type { NotPermitted } from "./FleetErrors.js"
 import * as FleetIds from "./FleetIds.js"
 import * as FleetRegistry from "./FleetRegistry.js"
 import type * as machineClients from "./internal/machineClients.js"
 import * as ownerClients from "./internal/ownerClients.js"
+import * as remoteWatch from "./internal/remoteWatch.js"
 import type { Nats } from "./Nats.js"
 import type * as Placement from "./Placement.js"
 
@@ -351,35 +341,12 @@ export const make = (
             sessionId,
             ...(watchOptions?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: watchOptions.maxBufferedBytes })
           }, { asMailbox: true })
-          const first = yield* mailbox.take.pipe(
-            Effect.catchAll((error) =>
-              clients.isTransport(error)
-                ? Effect.die(error)
-                : error._tag === "NoSuchElementException"
-                ? Effect.die(
-                  new MachineUnavailable({
-                    machine,
-                    since: clock.unsafeCurrentTimeMillis(),
-                    reason: "the watch ended before its snapshot"
-                  })
-                )
-                : Effect.fail(error as Exclude<typeof error, { readonly _tag: "NoSuchElementException" }>)
-            )
-          )
-          if (first._tag !== "Snapshot") {
-            return yield* Effect.die(
-              new MachineUnavailable({
-                machine,
-                since: clock.unsafeCurrentTimeMillis(),
-                reason: "the watch did not start with a snapshot"
-              })
-            )
-          }
-          const events = Mailbox.toStream(mailbox).pipe(
-            Stream.orDie,
-            Stream.filter((item): item is Watch.WatchEvent => item._tag !== "Snapshot")
-          )
-          return { snapshot: first, events }
+          return yield* remoteWatch.fromMailbox(machine, mailbox, {
+            now: () => clock.unsafeCurrentTimeMillis(),
+            isTransport: clients.isTransport,
+            typed: (error): error is Errors.SessionNotFound | Errors.SessionExited =>
+              !clients.isTransport(error) && (error as { _tag?: string })._tag !== "NoSuchElementException"
+          })
         }) as ReturnType<NonNullable<PtyService.PtyService["Type"]["watch"]>>
     })
 
