@@ -2,7 +2,8 @@
  * Child mode: the program runs with pipes (`node:child_process`, no shell, no terminal) in its own
  * session and process group, inside its containment (its own cgroup where available, else the
  * identity-fenced sweep). stdout and stderr are decoded separately and interleaved, chunk by chunk, into
- * one transcript; stdin stays open for input until `eof`.
+ * one transcript; stdin stays open for input until `eof`. `SHLVL` is 1 unless the environment sets it, so that a
+ * `bash -c` run does not read the user's `~/.bashrc` as bash does for a remote shell (stdin a socket).
  */
 import { Errors, type Exec, type PtyBackend } from "@agent-terminal/core"
 import { Utf8 } from "@agent-terminal/terminal"
@@ -84,7 +85,10 @@ export const spawnChild = (
       try {
         started = spawn(wrapped.file, [...wrapped.args], {
           cwd: options.cwd,
-          env: { ...options.env, ...container.env },
+          // Node gives a child's stdin as a socket: bash -c, seeing a socket on stdin at shell level 0, takes
+          // itself for a remote shell and reads ~/.bashrc (a user's pyenv or nvm init: slow, noisy, writing).
+          // A run is a shell's child, as from a terminal, unless its environment says otherwise.
+          env: { SHLVL: "1", ...options.env, ...container.env },
           stdio: ["pipe", "pipe", "pipe"],
           detached: true
         })
