@@ -1,3 +1,4 @@
+import { ShellMarkers } from "@agent-terminal/terminal"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -134,4 +135,113 @@ describe("output still in the kernel when the program already waits", () => {
       expect(result.waitReason).toBe("stdin_read")
       expect(result.output).toBe("3")
     }).pipe(Effect.provide(heldPromptRepl({ flush: false }))))
+})
+
+/**
+ * A shell whose prompt after a command is still in the kernel when the shell is already blocked reading its
+ * next line: the command's echo and output arrive, the prompt (its exit-status marker onwards) only after
+ * `KERNEL_DELAY_MS` unless `flushOutput` pulls it out first. Under load a quiet moment's timer can also fire
+ * before the turn that reads what the shell printed; both look the same to the send.
+ */
+const heldPromptShell = (() => {
+  const state = { readCalls: 0, readBytes: 0 }
+  const backend = Layer.succeed(PtyBackend, {
+    spawn: (request) =>
+      Effect.gen(function*() {
+        const inner = yield* ScriptedShell.spawn(request)
+        const nonce = request.env.SCRIPTED_SHELL_NONCE ?? ""
+        const statusMarker = `\x1b]${ShellMarkers.OSC_NUMBER};D;${nonce}`
+        const output = yield* Mailbox.make<Uint8Array>()
+        let sink: ((chunk: Uint8Array) => boolean) | undefined
+        let held: Array<Uint8Array> = []
+        let timer: ReturnType<typeof setTimeout> | undefined
+        let commands = 0
+        const pass = (chunk: Uint8Array) => {
+          if (sink === undefined || !sink(chunk)) output.unsafeOffer(chunk)
+        }
+        const release = () => {
+          clearTimeout(timer)
+          timer = undefined
+          const chunks = held
+          held = []
+          for (const chunk of chunks) pass(chunk)
+          return true
+        }
+        inner.attachSink!((chunk) => {
+          const text = new TextDecoder().decode(chunk)
+          const at = text.indexOf(statusMarker)
+          if (commands === 0 || (held.length === 0 && at === -1)) pass(chunk)
+          else {
+            if (held.length === 0 && at > 0) pass(encoder.encode(text.slice(0, at)))
+            held.push(held.length === 0 ? encoder.encode(text.slice(at)) : chunk)
+            timer ??= setTimeout(release, KERNEL_DELAY_MS)
+          }
+          return true
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
+        yield* inner.exited.pipe(
+          Effect.zipRight(Effect.sync(() => output.unsafeDone(Exit.void))),
+          Effect.forkScoped
+        )
+        const process: PtyProcess = {
+          ...inner,
+          output,
+          attachSink: (next) => {
+            sink = next
+          },
+          flushOutput: Effect.sync(release),
+          write: (data) =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                commands++
+                state.readCalls++
+                state.readBytes += typeof data === "string" ? encoder.encode(data).length : data.length
+              }),
+              inner.write(data)
+            )
+        }
+        return process
+      })
+  })
+  // The shell is blocked reading its terminal whenever it is not running a command; its read counters
+  // show every line it took.
+  const inspector = Layer.succeed(
+    ProcessInspector,
+    ProcessInspector.of({
+      exact: true,
+      foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
+      probe: (terminal) =>
+        Effect.sync(() => ({
+          _tag: "Snapshot" as const,
+          pgid: terminal.shellPid,
+          members: [terminal.shellPid],
+          waitingOnTerminal: true,
+          readCalls: state.readCalls,
+          readBytes: state.readBytes
+        })),
+      processTree: () => Effect.succeed([])
+    })
+  )
+  return PtyService.layerConfig({ shell: "scripted-shell" }).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      backend,
+      inspector,
+      ShellDialects.layer([ScriptedShell.dialect]),
+      EnvPolicy.layer({ host: {}, cwd: "/" }),
+      TaskRuntime.layer,
+      Sandbox.layerNone
+    ))
+  )
+})()
+
+describe("a shell's prompt still in the kernel when the shell already reads its next line", () => {
+  it.scopedLive("the send settles by the prompt, with the exit status, not as the shell waiting for input", () =>
+    Effect.gen(function*() {
+      const service = yield* PtyService.PtyService
+      const opened = yield* service.open(owner, {})
+      const id = SessionId.make(opened.sessionId)
+      const result = yield* service.send(owner, id, { text: "exit-status 3" })
+      expect(result.waitReason).toBe("prompt")
+      expect(result.exitCode).toBe(3)
+    }).pipe(Effect.provide(heldPromptShell)))
 })

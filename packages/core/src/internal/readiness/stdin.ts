@@ -134,9 +134,12 @@ export const stdinTier = (watch: Watch, options: { readonly probeAtOnce?: boolea
           continue
         }
         // The shell itself waits: a builtin such as `read` — or the prompt of the command that just ended,
-        // whose markers are still on their way. Only a quiet moment with no new marker tells them apart.
-        const quiet = yield* session.activity.quietFor(changed, config.pollIntervalMs)
-        if (quiet && !shellAtPrompt(watch, probe.pgid)) return stdinRead(session)
+        // whose markers are still on their way. Only a quiet moment with no new marker tells them apart, and
+        // only once what the shell printed before its read is in: it may still sit in the kernel, and after
+        // a stall of the event loop the quiet moment's timer runs before the turn that reads it.
+        if (!(yield* session.activity.quietFor(changed, config.pollIntervalMs))) continue
+        yield* drainOutput(session)
+        if (session.activity.version === changed && !shellAtPrompt(watch, probe.pgid)) return stdinRead(session)
         continue
       }
       const outputMoved = session.activity.bytes !== seenBytes
