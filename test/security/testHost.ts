@@ -1,8 +1,9 @@
 /**
  * A second machine for the network tests, made on this one: a network namespace joined to the host by a veth
- * pair, with addresses in a private range that exists only here (10.213.N.0/30), and a TCP server in it that
- * greets every connection. Needs root and iproute2 (`ip netns`); removed with the scope.
+ * pair (`TestFleet.networkNamespaceOf`), with addresses in a private range that exists only here (10.213.N.0/30),
+ * and a TCP server in it that greets every connection. Needs root and iproute2 (`ip netns`); removed with the scope.
  */
+import { TestFleet } from "@agent-terminal/fleet"
 import * as Effect from "effect/Effect"
 import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
@@ -11,17 +12,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 
 /** Whether this host can make a test host (root, `ip` on PATH). */
-export const canMakeTestHost = (): boolean => {
-  if (typeof process.getuid !== "function" || process.getuid() !== 0) return false
-  try {
-    childProcess.execFileSync("ip", ["netns", "list"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-}
-
-const ip = (...args: ReadonlyArray<string>) => childProcess.execFileSync("ip", args, { stdio: "pipe" })
+export const canMakeTestHost = TestFleet.canMakeNetworkNamespace
 
 const SERVER = [
   "import socket, sys",
@@ -42,60 +33,30 @@ export interface TestHost {
   readonly port: number
 }
 
-/** Make the test host; everything is removed when the scope closes. */
-export const testHost = Effect.acquireRelease(
-  Effect.async<{ readonly host: TestHost; readonly cleanup: () => Promise<void> }, Error>((resume) => {
-    const tag = crypto.randomBytes(3).toString("hex")
-    const netns = `at-test-${tag}`
-    const hostSide = `ath${tag}`
-    const nsSide = `atn${tag}`
-    const subnet = 1 + crypto.randomInt(250)
-    const hostAddress = `10.213.${subnet}.1`
-    const address = `10.213.${subnet}.2`
-    const removeAll = () => {
-      for (const args of [["netns", "del", netns], ["link", "del", hostSide]]) {
-        try {
-          ip(...args)
-        } catch {
-          // already gone
-        }
+/** Make the test host; everything is removed when the scope closes (the server first, then the namespace). */
+export const testHost = Effect.gen(function*() {
+  const { address, name } = yield* TestFleet.networkNamespaceOf({ prefix: "at-test", link: "at", octet: 213 })
+  return yield* Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly stop: () => Promise<void> }, Error>((resume) => {
+      const server = childProcess.spawn("ip", ["netns", "exec", name, "python3", "-c", SERVER, address], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()))
+      const stop = async () => {
+        server.kill("SIGKILL")
+        await exited
       }
-    }
-    try {
-      ip("netns", "add", netns)
-      ip("link", "add", hostSide, "type", "veth", "peer", "name", nsSide)
-      ip("link", "set", nsSide, "netns", netns)
-      ip("addr", "add", `${hostAddress}/30`, "dev", hostSide)
-      ip("link", "set", hostSide, "up")
-      ip("-n", netns, "addr", "add", `${address}/30`, "dev", nsSide)
-      ip("-n", netns, "link", "set", nsSide, "up")
-      ip("-n", netns, "link", "set", "lo", "up")
-    } catch (error) {
-      removeAll()
-      return resume(Effect.fail(new Error(`cannot make the test host: ${error}`)))
-    }
-    const server = childProcess.spawn("ip", ["netns", "exec", netns, "python3", "-c", SERVER, address], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()))
-    const cleanup = async () => {
-      server.kill("SIGKILL")
-      await exited
-      removeAll()
-    }
-    let out = ""
-    server.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8")
-      const port = Number(out.split("\n")[0])
-      if (out.includes("\n") && port > 0) resume(Effect.succeed({ host: { address, port }, cleanup }))
-    })
-    server.once("exit", (code) => {
-      removeAll()
-      resume(Effect.fail(new Error(`the test host's server exited (${code})`)))
-    })
-  }),
-  ({ cleanup }) => Effect.promise(cleanup)
-).pipe(Effect.map(({ host }) => host))
+      let out = ""
+      server.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8")
+        const port = Number(out.split("\n")[0])
+        if (out.includes("\n") && port > 0) resume(Effect.succeed({ port, stop }))
+      })
+      server.once("exit", (code) => resume(Effect.fail(new Error(`the test host's server exited (${code})`))))
+    }),
+    ({ stop }) => Effect.promise(stop)
+  ).pipe(Effect.map(({ port }): TestHost => ({ address, port })))
+})
 
 /**
  * A Unix socket server at `file` (under the host's `/run`, say), accepting and counting connections; removed

@@ -11,6 +11,7 @@
  */
 import { type Exec, Ids, type PtyService, Sandbox, type TaskRuntime, type TerminalConfig } from "@agent-terminal/core"
 import { Paths } from "@agent-terminal/daemon"
+import type { FleetErrors } from "@agent-terminal/fleet"
 import { SandboxOptions as SandboxPolicy } from "@agent-terminal/node"
 import { McpStdio } from "@agent-terminal/server"
 import { Deployment, Handlers } from "@agent-terminal/tools"
@@ -19,7 +20,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type { ClientOptions } from "./DaemonOptions.js"
+import type { HttpOptions } from "./HttpOptions.js"
+import type * as HttpTransportModule from "./HttpTransport.js"
 import type { McpOptions } from "./McpOptions.js"
 import { serverInfo } from "./McpOptions.js"
 import * as NatsOptions from "./NatsOptions.js"
@@ -49,6 +53,41 @@ const HOST_CHECK_DELAY = "2 seconds"
 const hostCheck = Effect.promise(() => import("./Doctor.js"))
 
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
+
+/**
+ * `--http PORT`: the HTTP settings and the token they name, checked (an invalid one refused, exit 2), then
+ * `serve` with them.
+ */
+const withHttp = <E, R>(
+  port: number,
+  options: HttpOptions,
+  serve: (
+    HttpTransport: typeof HttpTransportModule,
+    http: HttpTransportModule.HttpSettings,
+    token: Effect.Effect.Success<ReturnType<typeof HttpTransportModule.loadToken>>
+  ) => Effect.Effect<void, E, R>
+) =>
+  Effect.flatMap(httpTransport, (HttpTransport) => {
+    const http = HttpTransport.settingsFrom(port, options)
+    if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
+    return HttpTransport.loadToken(options).pipe(
+      Effect.matchEffect({
+        onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
+        onSuccess: (token) => serve(HttpTransport, http.right, token)
+      })
+    )
+  })
+
+/** The fleet cannot be joined (no NATS server answers, or NATS refuses this user a subject): said, exit 1. */
+const natsRefused = <A, E, R>(
+  effect: Effect.Effect<A, E | FleetErrors.NatsUnavailable | FleetErrors.NotPermitted, R>
+) =>
+  Effect.catchIf(
+    effect,
+    (error): error is FleetErrors.NatsUnavailable | FleetErrors.NotPermitted =>
+      Predicate.isTagged(error, "NatsUnavailable") || Predicate.isTagged(error, "NotPermitted"),
+    (error) => daemonRefused(error.message)
+  )
 
 /** Completes when the client closes our stdin: the connection is over. */
 const stdinClosed = Effect.gen(function*() {
@@ -98,30 +137,19 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
         const port = Option.getOrUndefined(options.http)
         if (port !== undefined) {
           // the HTTP server over the fleet: the tools for many owners, the live view over every machine
-          const fleetHttp = Effect.promise(() => import("./FleetHttp.js"))
-          return Effect.zip(httpTransport, fleetHttp).pipe(Effect.flatMap(([HttpTransport, FleetHttp]) => {
-            const http = HttpTransport.settingsFrom(port, options)
-            if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
-            return HttpTransport.loadToken(options).pipe(
-              Effect.matchEffect({
-                onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
-                onSuccess: (token) =>
-                  HttpTransport.serve(
-                    settings,
-                    http.right,
-                    token,
-                    FleetHttp.layer(options as NatsOptions.ConnectionOptions, servers),
-                    serverInfo,
-                    { ...deployment.right, machines: true }
-                  ).pipe(
-                    Effect.catchTags({
-                      NatsUnavailable: (error) => daemonRefused(error.message),
-                      NotPermitted: (error) => daemonRefused(error.message)
-                    })
-                  )
-              })
-            )
-          }))
+          return withHttp(port, options, (HttpTransport, http, token) =>
+            Effect.flatMap(
+              Effect.promise(() => import("./FleetHttp.js")),
+              (FleetHttp) =>
+                HttpTransport.serve(
+                  settings,
+                  http,
+                  token,
+                  FleetHttp.layer(options as NatsOptions.ConnectionOptions, servers),
+                  serverInfo,
+                  { ...deployment.right, machines: true }
+                )
+            ).pipe(natsRefused))
         }
         const fleet = Layer.unwrapEffect(Effect.map(
           fleetClient,
@@ -129,12 +157,7 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
             FleetClient.fleetLayer(options as NatsOptions.ConnectionOptions, servers, options.owner, "mcp", stdioOwner)
         ))
         return serveStdioWith(settings, fleet, { ...deployment.right, machines: true }, Effect.succeed(stdioOwner))
-          .pipe(
-            Effect.catchTags({
-              NatsUnavailable: (error) => daemonRefused(error.message),
-              NotPermitted: (error) => daemonRefused(error.message)
-            })
-          )
+          .pipe(natsRefused)
       }
       if (options.daemon) {
         if (Option.isSome(options.http)) {
@@ -194,27 +217,18 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
           )
         )
       }
-      return httpTransport.pipe(Effect.flatMap((HttpTransport) => {
-        const http = HttpTransport.settingsFrom(port, options)
-        if (Either.isLeft(http)) return refuse(http.left.field, http.left.message)
-        return HttpTransport.loadToken(options).pipe(
-          Effect.matchEffect({
-            onFailure: (invalid) => refuse(invalid.field, `agent-terminal cannot start: ${invalid.message}`),
-            onSuccess: (token) =>
-              Effect.zipRight(
-                Effect.zipRight(notice, summary),
-                HttpTransport.serve(
-                  settings,
-                  http.right,
-                  token,
-                  terminalLayer(settings, HttpTransport.hidingToken(sandbox, token)).pipe(
-                    Layer.provide(HttpTransport.auditLayer(Paths.auditDatabasePath()))
-                  ),
-                  serverInfo,
-                  deployment.right
-                )
-              )
-          })
-        )
-      }))
+      return withHttp(port, options, (HttpTransport, http, token) =>
+        Effect.zipRight(
+          Effect.zipRight(notice, summary),
+          HttpTransport.serve(
+            settings,
+            http,
+            token,
+            terminalLayer(settings, HttpTransport.hidingToken(sandbox, token)).pipe(
+              Layer.provide(HttpTransport.auditLayer(Paths.auditDatabasePath()))
+            ),
+            serverInfo,
+            deployment.right
+          )
+        ))
     })).pipe(Effect.provide(stderrLogger))

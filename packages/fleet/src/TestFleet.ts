@@ -319,12 +319,26 @@ export const make = (options: Options = {}): Effect.Effect<Fleet, Error, Scope.S
 /**
  * A second machine on this host: a network namespace and a veth pair (root and `ip netns` needed), removed
  * with the scope. A server listening on `hostAddress` is the only one a process in the namespace can reach.
+ * Another `kind` (its names and address range) keeps another test's namespaces apart from the fleet's.
  *
  * @since 0.3.0
  */
-export const networkNamespace: Effect.Effect<netns.Namespace, Error, Scope.Scope> = Effect.acquireRelease(
-  Effect.try({ try: () => netns.make(), catch: (error) => new Error(`cannot make a network namespace: ${error}`) }),
-  (namespace) => Effect.sync(() => namespace.remove())
+export const networkNamespaceOf = (kind: netns.Kind): Effect.Effect<netns.Namespace, Error, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => netns.make(kind),
+      catch: (error) => new Error(`cannot make a network namespace: ${error}`)
+    }),
+    (namespace) => Effect.sync(() => namespace.remove())
+  )
+
+/**
+ * The fleet's second machine: {@link networkNamespaceOf} with names `at-fleet-*` and addresses 10.214.N.0/30.
+ *
+ * @since 0.3.0
+ */
+export const networkNamespace: Effect.Effect<netns.Namespace, Error, Scope.Scope> = networkNamespaceOf(
+  netns.fleetKind
 )
 
 /**

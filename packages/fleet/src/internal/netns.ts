@@ -1,6 +1,6 @@
 /**
  * A second machine on this one for tests: a network namespace joined to the host by a veth pair, with
- * addresses in a private range that exists only here (10.214.N.0/30). Needs root and iproute2.
+ * addresses in a private range that exists only here (10.214.N.0/30 for the fleet's). Needs root and iproute2.
  */
 import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
@@ -26,15 +26,28 @@ export const available = (): boolean => {
   }
 }
 
+/**
+ * What names a kind of namespace: its name's prefix, the two letters that begin its veth links' names, and the
+ * second octet of its addresses (10.<octet>.N.0/30). Kinds made by different tests at once keep apart.
+ */
+export interface Kind {
+  readonly prefix: string
+  readonly link: string
+  readonly octet: number
+}
+
+/** The fleet's second machines. */
+export const fleetKind: Kind = { prefix: "at-fleet", link: "af", octet: 214 }
+
 /** Make a namespace and its veth pair; `remove` deletes both. */
-export const make = (): Namespace => {
+export const make = (kind: Kind = fleetKind): Namespace => {
   const tag = crypto.randomBytes(3).toString("hex")
-  const name = `at-fleet-${tag}`
-  const hostSide = `afh${tag}`
-  const nsSide = `afn${tag}`
+  const name = `${kind.prefix}-${tag}`
+  const hostSide = `${kind.link}h${tag}`
+  const nsSide = `${kind.link}n${tag}`
   const subnet = 1 + crypto.randomInt(250)
-  const hostAddress = `10.214.${subnet}.1`
-  const address = `10.214.${subnet}.2`
+  const hostAddress = `10.${kind.octet}.${subnet}.1`
+  const address = `10.${kind.octet}.${subnet}.2`
   const remove = () => {
     for (const args of [["netns", "del", name], ["link", "del", hostSide]]) {
       try {
