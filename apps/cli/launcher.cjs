@@ -21,13 +21,21 @@ const build = "BUILD_ID"
 
 const wrapperHead = "(function (exports, require, module, __filename, __dirname) {\n"
 
-/** The cache's directory for this user, node and build, or undefined when there can be none. */
+/**
+ * The cache's directory for this user, node and build, or undefined when there can be none: in the user's private
+ * directory, `<tmpdir>/agent-terminal-<uid>` (the sandbox keeps its files there too), which must be a directory of
+ * this user's, not a symlink, closed to others (code another user could write would run as this one).
+ */
 const cacheDirectory = (root, id) => {
-  const uid = typeof process.getuid === "function" ? process.getuid() : 0
+  const uid = typeof process.getuid === "function" ? process.getuid() : -1
   const base = path.join(root, `agent-terminal-${uid}`)
-  fs.mkdirSync(base, { recursive: true, mode: 0o700 })
-  const stat = fs.statSync(base)
-  if (stat.uid !== uid || (stat.mode & 0o022) !== 0) return undefined
+  try {
+    fs.mkdirSync(base, { mode: 0o700 })
+  } catch (error) {
+    if (error.code !== "EEXIST") return undefined
+  }
+  const stat = fs.lstatSync(base)
+  if (!stat.isDirectory() || stat.isSymbolicLink() || stat.uid !== uid || (stat.mode & 0o077) !== 0) return undefined
   const dir = path.join(base, "compile-cache", `${process.version}-${process.arch}-${id}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   return dir

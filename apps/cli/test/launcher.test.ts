@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -114,6 +115,31 @@ describe("the launcher's code cache", () => {
     const none = start(dist, undefined)
     expect(none).toMatchObject(ranAll)
     expect(none.written).toEqual([])
+  })
+})
+
+describe("the cache's directory", () => {
+  const { cacheDirectory } = createRequire(__filename)(launcher) as {
+    readonly cacheDirectory: (root: string, build: string) => string | undefined
+  }
+  const uid = process.getuid!()
+
+  it("is made in the user's private directory, per node version, architecture and build", () => {
+    const root = tempDir()
+    expect(cacheDirectory(root, "b1")).toBe(
+      path.join(root, `agent-terminal-${uid}`, "compile-cache", `${process.version}-${process.arch}-b1`)
+    )
+    expect(fs.statSync(path.join(root, `agent-terminal-${uid}`)).mode & 0o777).toBe(0o700)
+  })
+
+  it("is none when the private directory is open to others or a symlink", () => {
+    const open = tempDir()
+    fs.mkdirSync(path.join(open, `agent-terminal-${uid}`), { mode: 0o700 })
+    fs.chmodSync(path.join(open, `agent-terminal-${uid}`), 0o777)
+    expect(cacheDirectory(open, "b1")).toBeUndefined()
+    const linked = tempDir()
+    fs.symlinkSync(tempDir(), path.join(linked, `agent-terminal-${uid}`))
+    expect(cacheDirectory(linked, "b1")).toBeUndefined()
   })
 })
 
