@@ -5,7 +5,8 @@
 // has no compile cache of its own for a program (`module.enableCompileCache` is 22.1+) and takes no cached data
 // for an ES module, hence CommonJS chunks. The cache lives under the temporary directory, one directory per user,
 // node version and build, one file per command and chunk; a cache missing, unreadable or rejected by V8 (another
-// V8, other flags) is compiled as usual and written once the start is over (after ~2 s, or at exit if sooner).
+// V8, other flags) is compiled as usual and written once the start is over (2 s after it; a chunk first loaded
+// later, at exit).
 // Nothing here may fail the start: any error of the cache is a start without it.
 // With source maps on (`--enable-source-maps`) or AGENT_TERMINAL_COMPILE_CACHE=off, Node's own `require` loads
 // the chunks (Node maps its own modules' stack traces; not a `vm.Script`'s).
@@ -128,14 +129,8 @@ const start = () => {
   }
   const { write } = run(__dirname, "main.js", cacheDir)
   if (cacheDir === undefined) return
-  let done = false
-  const once = () => {
-    if (done) return
-    done = true
-    write()
-  }
-  setTimeout(once, 2000).unref()
-  process.once("exit", once)
+  setTimeout(write, 2000).unref()
+  process.once("exit", write)
 }
 
 module.exports = { run, commandOf, cacheDirectory }
