@@ -29,6 +29,15 @@ export default tseslint.config(
     }
   },
   {
+    // CommonJS scripts: the binary's launcher (it runs the bundle through `vm.Script`), a test's preload.
+    files: ["**/*.cjs"],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", module: "writable", __dirname: "readonly", setTimeout: "readonly" }
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" }
+  },
+  {
     files: ["packages/*/src/**/*.ts"],
     rules: { "no-console": "error" }
   }

@@ -10,6 +10,7 @@
 // live view's assets, the reaper) reads them from that package where it is installed.
 // The module graph goes to apps/cli/build/bundle-meta.json (not published): a test reads it.
 import * as esbuild from "esbuild"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -18,8 +19,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const cli = path.join(root, "apps/cli")
 const bench = path.join(root, "apps/bench")
 
-/** The binary. */
-export const entryPoints = { bin: "src/bin.ts" }
+/** The program, `dist/main.js`, started by the binary `dist/bin.js` (apps/cli/launcher.cjs). */
+export const entryPoints = { main: "src/bin.ts" }
 
 /** The bench's binary and every script it forks (`Forked.fork("./X.js")`, beside it), in apps/bench/dist. */
 export const benchEntryPoints = {
@@ -144,6 +145,61 @@ const noConfigFileParsers = {
   }
 }
 
+/**
+ * The CLI's chunks, split as ES modules (the only format esbuild splits), rewritten each as CommonJS in place: the
+ * binary runs them through `vm.Script` with V8's code cache (apps/cli/launcher.cjs), which Node 20 offers for a
+ * script, not for an ES module. Each chunk keeps its name and its modules (the module graph in bundle-meta.json
+ * still holds); `import()` becomes `require()` of the chunk (still loaded only when called); `import.meta.url` the
+ * chunk's own URL; the source maps chain to the ES chunk's map, so to the sources.
+ */
+const toCommonJs = async (metafile, esmBanner, minify) => {
+  const files = Object.keys(metafile.outputs).filter((file) => file.endsWith(".js"))
+  const chunks = new Set(files.map((file) => path.basename(file)))
+  for (const file of files) {
+    for (const imported of metafile.outputs[file].imports) {
+      if (imported.external !== true && !chunks.has(path.basename(imported.path))) {
+        throw new Error(`${file} imports ${imported.path}, not a chunk of the bundle`)
+      }
+    }
+  }
+  await Promise.all(files.map(async (file) => {
+    const absolute = path.join(cli, file)
+    const text = fs.readFileSync(absolute, "utf8")
+    if (!text.includes(esmBanner)) throw new Error(`${file}: no banner to remove`)
+    fs.writeFileSync(absolute, text.replace(esmBanner, ""))
+    await esbuild.build({
+      absWorkingDir: cli,
+      entryPoints: [absolute],
+      outfile: absolute,
+      allowOverwrite: true,
+      bundle: false,
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      supported: { "dynamic-import": false },
+      define: { "import.meta.url": "__chunkUrl" },
+      banner: { js: `var __chunkUrl=require("node:url").pathToFileURL(__filename).href;` },
+      minifyWhitespace: minify,
+      minifySyntax: minify,
+      sourcemap: "linked",
+      sourcesContent: false,
+      legalComments: "none",
+      logLevel: "warning"
+    })
+  }))
+}
+
+/** The binary: the launcher, with the build's identity (a hash of the chunks) that keys the code cache. */
+const launcher = (dist) => {
+  const hash = crypto.createHash("sha256")
+  for (const name of fs.readdirSync(dist).filter((name) => name.endsWith(".js")).sort()) {
+    hash.update(name).update(fs.readFileSync(path.join(dist, name)))
+  }
+  const text = fs.readFileSync(path.join(cli, "launcher.cjs"), "utf8")
+  if (!text.includes(`const build = "BUILD_ID"`)) throw new Error("launcher.cjs: no BUILD_ID to fill")
+  return text.replace(`const build = "BUILD_ID"`, `const build = "${hash.digest("hex").slice(0, 16)}"`)
+}
+
 export const bundle = async (options = {}) => {
   const outdir = options.outdir ?? "dist"
   const dist = path.join(cli, outdir)
@@ -173,6 +229,7 @@ export const bundle = async (options = {}) => {
     logLevel: "warning"
   }
   const result = await esbuild.build({ ...common, entryPoints, chunkNames: "chunk-[hash]" })
+  await toCommonJs(result.metafile, common.banner.js, options.minify !== false)
   await esbuild.build({ ...common, absWorkingDir: bench, entryPoints: benchEntryPoints, chunkNames: "chunk-[hash]" })
   // The official SDK's no-op server as the SDK ships, unbundled (its imports from node_modules), in
   // apps/bench/dist/sdk: the floor of the mcp and lean groups, spawned the way ours is (its raw pty in a chunk of
@@ -191,6 +248,8 @@ export const bundle = async (options = {}) => {
     sourcesContent: false,
     logLevel: "warning"
   })
+  fs.writeFileSync(path.join(dist, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`)
+  fs.writeFileSync(path.join(dist, "bin.js"), launcher(dist))
   fs.chmodSync(path.join(dist, "bin.js"), 0o755)
   fs.chmodSync(path.join(bench, outdir, "bin.js"), 0o755)
   if (outdir === "dist") {

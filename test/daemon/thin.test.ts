@@ -1,8 +1,8 @@
 /**
  * A client of the daemon holds the MCP server and the RPC client only: `mcp --daemon` and `console --daemon`
  * never load node-pty, SQLite, the emulator or the sandbox. What each real process loaded is read twice: the
- * native libraries mapped into it (`/proc/<pid>/maps`), and the bundle's chunks it imported (a loader hook logs
- * them) turned into the modules they hold (the build's module graph, apps/cli/build/bundle-meta.json). The
+ * native libraries mapped into it (`/proc/<pid>/maps`), and the bundle's chunks it loaded (a preload logs the
+ * files it reads) turned into the modules they hold (the build's module graph, apps/cli/build/bundle-meta.json). The
  * same reads of an in-process `mcp` and of the daemon find them: the check can fail.
  */
 import { afterEach, describe, expect, it } from "@effect/vitest"
@@ -13,7 +13,7 @@ import { built, connectMcp, makeHome, startDaemon, waitUntil } from "./support.j
 
 const cli = path.resolve(__dirname, "../../apps/cli")
 const metaFile = path.join(cli, "build/bundle-meta.json")
-const hook = path.resolve(__dirname, "../fixtures/loadLog.mjs")
+const hook = path.resolve(__dirname, "../fixtures/loadLog.cjs")
 
 interface Meta {
   readonly outputs: Record<string, {
@@ -61,7 +61,7 @@ describe.runIf(built && fs.existsSync(metaFile))("a client of the daemon is thin
     const daemonLog = path.join(home.dir, "daemon.load")
     const daemon = await startDaemon({
       ...home.env,
-      NODE_OPTIONS: `--import=${hook}`,
+      NODE_OPTIONS: `--require=${hook}`,
       AGENT_TERMINAL_LOAD_LOG: daemonLog
     })
     cleanups.push(() => daemon.stop())
@@ -69,7 +69,7 @@ describe.runIf(built && fs.existsSync(metaFile))("a client of the daemon is thin
     const clientLog = path.join(home.dir, "client.load")
     const client = await connectMcp({
       ...home.env,
-      NODE_OPTIONS: `--import=${hook}`,
+      NODE_OPTIONS: `--require=${hook}`,
       AGENT_TERMINAL_LOAD_LOG: clientLog
     }, [
       "--daemon"
@@ -86,7 +86,7 @@ describe.runIf(built && fs.existsSync(metaFile))("a client of the daemon is thin
     expect(heavy(loaded(daemon.pid, daemonLog))).toEqual({ nodePty: true, sqlite: true, emulator: true, sandbox: true })
     const localLog = path.join(home.dir, "local.load")
     const local = await connectMcp(
-      { ...home.env, NODE_OPTIONS: `--import=${hook}`, AGENT_TERMINAL_LOAD_LOG: localLog },
+      { ...home.env, NODE_OPTIONS: `--require=${hook}`, AGENT_TERMINAL_LOAD_LOG: localLog },
       []
     )
     cleanups.push(() => local.client.close())
@@ -101,7 +101,7 @@ describe.runIf(built && fs.existsSync(metaFile))("a client of the daemon is thin
     cleanups.push(() => daemon.stop())
     const log = path.join(home.dir, "console.load")
     const console = spawn(process.execPath, [path.join(cli, "dist/bin.js"), "console", "--daemon"], {
-      env: { ...home.env, NODE_OPTIONS: `--import=${hook}`, AGENT_TERMINAL_LOAD_LOG: log },
+      env: { ...home.env, NODE_OPTIONS: `--require=${hook}`, AGENT_TERMINAL_LOAD_LOG: log },
       stdio: ["pipe", "pipe", "pipe"]
     })
     const exited = new Promise<void>((resolve) => console.once("exit", () => resolve()))

@@ -1,7 +1,8 @@
 /**
- * What `agent-terminal --help` and the parse of any command line load: the chunks `dist/bin.js` imports
- * statically, read from the build's module graph (`build/bundle-meta.json`, written by `pnpm build`). Only the
- * CLI library, `effect` and the option declarations: every command's work is behind an `import()`.
+ * What `agent-terminal --help` and the parse of any command line load: the chunks the program, `dist/main.js`
+ * (started by the binary, `dist/bin.js`), imports statically, read from the build's module graph
+ * (`build/bundle-meta.json`, written by `pnpm build`). Only the CLI library, `effect` and the option
+ * declarations: every command's work is behind an `import()`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -35,7 +36,7 @@ const eager = (meta: Meta, entry: string) => {
 
 describe.runIf(fs.existsSync(metaFile))("the bundle (pnpm build)", () => {
   it("--help loads the CLI library, effect and the options: no command's work, no native addon", () => {
-    const { externals, modules } = eager(JSON.parse(fs.readFileSync(metaFile, "utf8")) as Meta, "dist/bin.js")
+    const { externals, modules } = eager(JSON.parse(fs.readFileSync(metaFile, "utf8")) as Meta, "dist/main.js")
     expect(modules.length).toBeGreaterThan(0)
     expect(modules.some((m) => m.includes("@effect/cli"))).toBe(true)
     const heavy = [

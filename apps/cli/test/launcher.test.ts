@@ -1,0 +1,166 @@
+/**
+ * The binary's launcher (apps/cli/launcher.cjs, dist/bin.js once built): the bundle's chunks run through
+ * `vm.Script` with V8's code cache. The cache is used when it is valid; a cache V8 rejects (truncated, of another
+ * source) or cannot be read is a start without it, then written anew; the start never fails for it. Each start is
+ * a fresh node (a process's own compilation cache would answer a second compile of the same source in-process).
+ */
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const launcher = path.resolve(__dirname, "../launcher.cjs")
+const bin = path.resolve(__dirname, "../dist/bin.js")
+
+const dirs: Array<string> = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "launcher-test-"))
+  dirs.push(dir)
+  return dir
+}
+
+/** A bundle's shape in miniature: an entry, a chunk it requires, a chunk behind a lowered `import()`. */
+const makeDist = () => {
+  const dist = tempDir()
+  fs.writeFileSync(
+    path.join(dist, "main.js"),
+    [
+      `#!/usr/bin/env node`,
+      `var shared = require("./chunk-shared.js")`,
+      `globalThis.ran.push("main:" + shared.twice(21))`,
+      `globalThis.later = Promise.resolve().then(() => require("./chunk-lazy.js")).then((lazy) => lazy.name)`
+    ].join("\n")
+  )
+  fs.writeFileSync(
+    path.join(dist, "chunk-shared.js"),
+    `exports.twice = function twice(n) { return [1, 2].map((k) => n * k).reduce((a, b) => a + b) - n }\n` +
+      `globalThis.ran.push("shared")`
+  )
+  fs.writeFileSync(path.join(dist, "chunk-lazy.js"), `exports.name = "lazy"`)
+  return dist
+}
+
+interface Start {
+  readonly ran: ReadonlyArray<string>
+  readonly later: string
+  readonly status: Record<string, string>
+  readonly written: ReadonlyArray<string>
+}
+
+/** One start in a fresh node: what ran, each chunk's cache, which caches it wrote. */
+const start = (dist: string, cacheDir: string | undefined): Start => {
+  const program = [
+    `globalThis.ran = []`,
+    `const { run } = require(${JSON.stringify(launcher)})`,
+    `const { status, write } = run(${JSON.stringify(dist)}, "main.js", ${JSON.stringify(cacheDir)})`,
+    `globalThis.later.then((later) => process.stdout.write(JSON.stringify({ ran, later, status, written: write() })))`
+  ].join("\n")
+  const result = spawnSync(process.execPath, ["-e", program], { encoding: "utf8" })
+  expect(result.stderr).toBe("")
+  expect(result.status).toBe(0)
+  return JSON.parse(result.stdout) as Start
+}
+
+const ranAll = { ran: ["shared", "main:42"], later: "lazy" }
+
+describe("the launcher's code cache", () => {
+  it("a first start writes each chunk's cache, the next uses them", () => {
+    const dist = makeDist()
+    const cache = tempDir()
+    const first = start(dist, cache)
+    expect(first).toMatchObject(ranAll)
+    expect(first.status).toEqual({ "main.js": "missing", "chunk-shared.js": "missing", "chunk-lazy.js": "missing" })
+    expect([...first.written].sort()).toEqual(["chunk-lazy.js", "chunk-shared.js", "main.js"])
+    const second = start(dist, cache)
+    expect(second).toMatchObject(ranAll)
+    expect(second.status).toEqual({ "main.js": "accepted", "chunk-shared.js": "accepted", "chunk-lazy.js": "accepted" })
+    expect(second.written).toEqual([])
+  })
+
+  it("a truncated cache, or one of another source, is rejected: the chunk compiles as usual and its cache is rewritten", () => {
+    const dist = makeDist()
+    const cache = tempDir()
+    start(dist, cache)
+    const main = path.join(cache, "main.js.cache")
+    fs.truncateSync(main, Math.floor(fs.statSync(main).size / 2))
+    fs.copyFileSync(path.join(cache, "chunk-lazy.js.cache"), path.join(cache, "chunk-shared.js.cache"))
+    const damaged = start(dist, cache)
+    expect(damaged).toMatchObject(ranAll)
+    expect(damaged.status).toEqual({
+      "main.js": "rejected",
+      "chunk-shared.js": "rejected",
+      "chunk-lazy.js": "accepted"
+    })
+    expect([...damaged.written].sort()).toEqual(["chunk-shared.js", "main.js"])
+    expect(start(dist, cache).status).toEqual({
+      "main.js": "accepted",
+      "chunk-shared.js": "accepted",
+      "chunk-lazy.js": "accepted"
+    })
+  })
+
+  it("a cache that cannot be read or written, or none at all, is a start without it", () => {
+    const dist = makeDist()
+    const cache = tempDir()
+    fs.mkdirSync(path.join(cache, "main.js.cache"))
+    const unreadable = start(dist, cache)
+    expect(unreadable).toMatchObject(ranAll)
+    expect(unreadable.status["main.js"]).toBe("unreadable")
+    expect(unreadable.written).not.toContain("main.js")
+    const none = start(dist, undefined)
+    expect(none).toMatchObject(ranAll)
+    expect(none.written).toEqual([])
+  })
+})
+
+describe("the cache's directory", () => {
+  const { cacheDirectory } = createRequire(__filename)(launcher) as {
+    readonly cacheDirectory: (root: string, build: string) => string | undefined
+  }
+  const uid = process.getuid!()
+
+  it("is made in the user's private directory, per node version, architecture and build", () => {
+    const root = tempDir()
+    expect(cacheDirectory(root, "b1")).toBe(
+      path.join(root, `agent-terminal-${uid}`, "compile-cache", `${process.version}-${process.arch}-b1`)
+    )
+    expect(fs.statSync(path.join(root, `agent-terminal-${uid}`)).mode & 0o777).toBe(0o700)
+  })
+
+  it("is none when the private directory is open to others or a symlink", () => {
+    const open = tempDir()
+    fs.mkdirSync(path.join(open, `agent-terminal-${uid}`), { mode: 0o700 })
+    fs.chmodSync(path.join(open, `agent-terminal-${uid}`), 0o777)
+    expect(cacheDirectory(open, "b1")).toBeUndefined()
+    const linked = tempDir()
+    fs.symlinkSync(tempDir(), path.join(linked, `agent-terminal-${uid}`))
+    expect(cacheDirectory(linked, "b1")).toBeUndefined()
+  })
+})
+
+describe.runIf(fs.existsSync(bin))("the binary (pnpm build)", () => {
+  const help = (env: Record<string, string>) =>
+    spawnSync(process.execPath, [bin, "--help"], { encoding: "utf8", env: { ...process.env, ...env } })
+
+  it("--help answers the same with no cache, with its cache, with a damaged cache and where none can be kept", () => {
+    const root = tempDir()
+    const plain = help({ AGENT_TERMINAL_COMPILE_CACHE: "off" })
+    expect(plain.status).toBe(0)
+    expect(plain.stdout).toContain("agent-terminal")
+    const cached = () => help({ AGENT_TERMINAL_COMPILE_CACHE_DIR: root })
+    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    const files = fs.readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".cache"))
+    expect(files.length).toBeGreaterThan(0)
+    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    for (const file of files) fs.truncateSync(path.join(root, file), 100)
+    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    const blocked = path.join(tempDir(), "a-file")
+    fs.writeFileSync(blocked, "")
+    expect(help({ AGENT_TERMINAL_COMPILE_CACHE_DIR: blocked })).toMatchObject({ status: 0, stdout: plain.stdout })
+  })
+})
