@@ -93,6 +93,22 @@ describe("the control lease", () => {
       expect(cast.join("\n")).toContain("send: echo after")
     }).pipe(Effect.provide(world.layer)))
 
+  it.scopedLive("a hand-back right after the person's last line: the note holds what it printed, the next send its own", () =>
+    Effect.gen(function*() {
+      const pty = yield* PtyService.PtyService
+      const oversight = yield* Oversight.Oversight
+      const { sessionId } = yield* pty.open(owner, {})
+      const id = SessionId.make(sessionId)
+      yield* oversight.take(sessionId, alice)
+      // handed back before the shell's answer was read (it comes on a later turn, as a pty's output does)
+      yield* oversight.input(sessionId, alice, "echo human-was-here\r")
+      yield* oversight.handBack(sessionId, alice)
+      // the send settles by its own prompt (exit status 3), not by the one after the person's line (0)
+      const after = yield* pty.send(owner, id, { text: "exit-status 3" })
+      expect(after.output).toBe("[human: in control for 0 s, 1 line typed]\necho human-was-here\n$ ")
+      expect(after).toMatchObject({ waitReason: "prompt", exitCode: 3 })
+    }).pipe(Effect.provide(setup().layer)))
+
   const requests = setup()
   it.scopedLive("a request for a person is a task that ends at the hand-back", () =>
     Effect.gen(function*() {

@@ -11,6 +11,7 @@ import { SessionNotFound } from "../../Errors.js"
 import type { OwnerId, SessionId } from "../../Ids.js"
 import { NotInControl, type OverseenSession, type Oversight } from "../../Oversight.js"
 import { type HumanNote, humanNoteText, type HumanRequest, type HumanRequestResult } from "../../Session.js"
+import { drainOutput } from "../readiness/stdin.js"
 import * as Geometry from "../session/geometry.js"
 import { type Deps, lookup } from "../session/registry.js"
 import { exitedError, type SessionRuntime, statusOf } from "../session/runtime.js"
@@ -158,6 +159,11 @@ export const make = (deps: Deps): Oversight["Type"] => ({
       const runtime = yield* find(deps, id)
       const holding = Lease.held(runtime, person)
       if (holding instanceof NotInControl) return yield* holding
+      // what the person's last lines printed may still be on its way (in the kernel, or in a turn of the event
+      // loop not taken yet): in first, so that the note holds it and the agent's next send starts after it
+      yield* drainOutput(runtime)
+      const still = Lease.held(runtime, person)
+      if (still instanceof NotInControl) return yield* still
       const note = yield* Lease.release(deps, runtime, "hand-back")
       return note!
     }),

@@ -17,7 +17,7 @@ import type { Decisive, Watch } from "./settled.js"
  * the kernel moves a pty's output to our side with deferred work that, under load, can run after the
  * program is already blocked reading.
  */
-const drainOutput = (session: SessionRuntime) =>
+export const drainOutput = (session: SessionRuntime) =>
   Effect.gen(function*() {
     const { flushOutput } = session.process
     for (let turn = 0; turn < 8; turn++) {
