@@ -32,7 +32,7 @@ const drainOutput = (session: SessionRuntime) =>
 /**
  * A send whose output passed this many bytes is a flood: its pauses no longer call for a probe, which comes
  * `pollIntervalMs` after the last one. A program settling into its read prints little and is re-probed at each
- * pause; a flood pauses for an event-loop turn every few milliseconds (the reader is faster than the
+ * pause; a flood pauses for an event-loop turn every ten milliseconds or so (the reader is faster than the
  * program), and each pause cost a `/proc` probe of the whole foreground group (~0.5 ms: 14 % of the CPU of a
  * flood of 100-byte lines).
  */
