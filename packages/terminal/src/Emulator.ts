@@ -26,7 +26,6 @@ import type * as Matcher from "./Matcher.js"
 import { OutputWatch, type WatchOptions } from "./OutputWatch.js"
 import * as Paging from "./Paging.js"
 import * as ShellMarkers from "./ShellMarkers.js"
-import * as Utf8 from "./Utf8.js"
 
 /**
  * A send's output capture and its omission line (defined in `Capture`, re-exported for the emulator's users).
@@ -634,7 +633,7 @@ export class Emulator {
       const next = lines.get(index + 1)
       const wrapped = line?.isWrapped ?? false
       const text = line === undefined ? "" : lineText(line, !(next?.isWrapped ?? false), 0, undefined)
-      const bytes = Utf8.byteLength(text)
+      const bytes = line === undefined ? 0 : ContentEnd.lastRow.bytes
       if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text, bytes)
       else this.log.append(text, bytes)
       for (let i = 0; i < this.#captures.length; i++) this.#captures[i]!.pushRow(this.#harvested, text, wrapped, bytes)

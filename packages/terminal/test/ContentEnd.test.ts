@@ -5,6 +5,7 @@ import * as FastCheck from "effect/FastCheck"
 import type { CellRow } from "../src/internal/contentEnd.js"
 import * as ContentEnd from "../src/internal/contentEnd.js"
 import { coreOf, eraseAbove } from "../src/internal/xtermCore.js"
+import * as Utf8 from "../src/Utf8.js"
 
 /** Every way a program can put content into a cell, move it, copy a row or clear it. */
 const tokens: ReadonlyArray<string> = [
@@ -143,6 +144,29 @@ describe("ContentEnd", () => {
               expect(ContentEnd.rowText(row, 0, trimmed)).toBe(row.translateToString(true))
               expect(ContentEnd.rowText(row, 3, 11)).toBe(row.translateToString(false, 3, 11))
               expect(ContentEnd.rowText(row, 5, 45)).toBe(row.translateToString(false, 5, 45))
+            }
+          }
+        } finally {
+          terminal.dispose()
+        }
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("counts every row's UTF-8 bytes as it reads its text, through any stream of editing sequences", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+        const terminal = open(80)
+        try {
+          for (const { resize, text } of steps) {
+            if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
+            else writeSync(terminal, text)
+            for (const row of rowsOf(terminal) as unknown as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
+              for (const [start, end] of [[0, ContentEnd.trimmedLength(row)], [0, row.length], [3, 11], [0, 5]]) {
+                const read = ContentEnd.rowText(row, start!, end!)
+                expect(ContentEnd.lastRow.bytes).toBe(Utf8.countBytes(read))
+              }
             }
           }
         } finally {

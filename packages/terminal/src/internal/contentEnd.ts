@@ -21,6 +21,7 @@
  * behave exactly as before.
  */
 import type { Terminal } from "@xterm/headless"
+import * as Utf8 from "../Utf8.js"
 
 /** The cells of an xterm row, as `BufferLine` keeps them: three words per cell, the first the content. */
 export interface CellRow {
@@ -121,9 +122,6 @@ export const trimmedLength = (row: CellRow): number => {
 const COMBINED = 0x200000
 const CODE_POINT = 0x1fffff
 
-/** Below this many cells a row's text is xterm's own concatenation (measured: as fast there). */
-const SHORT = 32
-
 /** Code units of a row's text, reused by every call (a row is at most a few hundred cells). */
 let units = new Uint16Array(512)
 
@@ -141,43 +139,85 @@ const latin1Of = (size: number): Latin1 | undefined => {
  */
 let latin1 = latin1Of(512)
 
+/** Up to this many characters a row's text is made by `String.fromCharCode` with its arguments spelled out. */
+const SHORT = 8
+
+const fromCharCode = String.fromCharCode
+
+/**
+ * The text of a short row (`seq`'s numbers): a native call (`latin1Slice`) costs more than the characters
+ * (~180 ns for 7 of them, against ~70 ns here and ~140 ns for one string concatenated per character).
+ */
+const shortString = (b: Uint8Array, n: number): string => {
+  switch (n) {
+    case 0:
+      return ""
+    case 1:
+      return fromCharCode(b[0]!)
+    case 2:
+      return fromCharCode(b[0]!, b[1]!)
+    case 3:
+      return fromCharCode(b[0]!, b[1]!, b[2]!)
+    case 4:
+      return fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!)
+    case 5:
+      return fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!)
+    case 6:
+      return fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!)
+    case 7:
+      return fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!)
+    default:
+      return fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!)
+  }
+}
+
+/**
+ * What the last `rowText` call measured: the UTF-8 length of the text it returned, counted while the cells
+ * were read (a row that scrolls off is logged with its byte count: no second pass over its text).
+ */
+export const lastRow: { bytes: number } = { bytes: 0 }
+
 /**
  * The text of a row from `start` to `end`: exactly xterm's `translateToString(false, start, end)` (an empty
  * cell as a space, a wide character once, its second cell skipped), built from the cells at once instead of
- * one string concatenated per cell (~15 % of the emulator's time on 100-byte lines). A row of characters up to
- * U+00FF is made of one byte each, decoded by one native call (`latin1Slice`: ~40 % less per 100-byte row
- * than `String.fromCharCode` over its code units, which a row takes from its first wider character on).
- * Short ranges (`seq`'s rows), where the concatenation costs as little, and rows with a combined cell (a
- * character with its combining marks) are left to xterm's own.
+ * one string concatenated per cell (~15 % of the emulator's time on 100-byte lines, and on `seq`'s short rows
+ * a garbage string per cell). A row of characters up to U+00FF is made of one byte each, decoded by one native
+ * call (`latin1Slice`: ~40 % less per 100-byte row than `String.fromCharCode` over its code units, which a row
+ * takes from its first wider character on); a short one by `shortString`. Rows with a combined cell (a character with its combining marks)
+ * are left to xterm's own. Its UTF-8 length is left in `lastRow.bytes`.
  */
 export const rowText = (
   row: CellRow & { translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string },
   start: number,
   end: number
 ): string => {
-  if (end - start < SHORT) return row.translateToString(false, start, end)
   const data = row._data
   let n = 0
   let col = start
   if (latin1 !== undefined) {
     if (latin1.length < end - start) latin1 = latin1Of(2 * (end - start))!
     const bytes = latin1
+    let high = 0
     while (col < end) {
       const content = data[3 * col]!
-      if ((content & COMBINED) !== 0) return row.translateToString(false, start, end)
+      if ((content & COMBINED) !== 0) return combined(row, start, end)
       const code = content & CODE_POINT
       if (code > 0xff) break
       bytes[n++] = code === 0 ? 0x20 : code
+      high += code >>> 7
       col += content >> 22 || 1
     }
-    if (col >= end) return n === 0 ? "" : bytes.latin1Slice(0, n)
+    if (col >= end) {
+      lastRow.bytes = n + high
+      return n <= SHORT ? shortString(bytes, n) : bytes.latin1Slice(0, n)
+    }
   }
   if (units.length < 2 * (end - start)) units = new Uint16Array(2 * (end - start))
   // the characters before the first wider one, as code units
   for (let i = 0; i < n; i++) units[i] = latin1![i]!
   while (col < end) {
     const content = data[3 * col]!
-    if ((content & COMBINED) !== 0) return row.translateToString(false, start, end)
+    if ((content & COMBINED) !== 0) return combined(row, start, end)
     const code = content & CODE_POINT
     if (code === 0) units[n++] = 0x20
     else if (code > 0xffff) {
@@ -186,5 +226,18 @@ export const rowText = (
     } else units[n++] = code
     col += content >> 22 || 1
   }
-  return n === 0 ? "" : String.fromCharCode.apply(null, units.subarray(0, n) as unknown as Array<number>)
+  const text = n === 0 ? "" : String.fromCharCode.apply(null, units.subarray(0, n) as unknown as Array<number>)
+  lastRow.bytes = Utf8.byteLength(text)
+  return text
+}
+
+/** A row with a combined cell: xterm's own text, measured. */
+const combined = (
+  row: { translateToString(trimRight?: boolean, startCol?: number, endCol?: number): string },
+  start: number,
+  end: number
+): string => {
+  const text = row.translateToString(false, start, end)
+  lastRow.bytes = Utf8.byteLength(text)
+  return text
 }
