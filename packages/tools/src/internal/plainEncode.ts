@@ -19,29 +19,62 @@ type Plain = (value: unknown) => unknown
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype
 
+interface Field {
+  readonly name: string
+  readonly index: number
+  readonly optional: boolean
+  readonly plain: Plain | undefined
+}
+
 const struct = (ast: AST.TypeLiteral): Plain | undefined => {
   if (ast.indexSignatures.length > 0) return undefined
-  const fields: Array<{ readonly name: string; readonly optional: boolean; readonly plain: Plain | undefined }> = []
+  const fields: Array<Field> = []
   for (const property of ast.propertySignatures) {
     if (typeof property.name !== "string") return undefined
-    fields.push({ name: property.name, optional: property.isOptional, plain: compile(property.type) })
+    fields.push({
+      name: property.name,
+      index: fields.length,
+      optional: property.isOptional,
+      plain: compile(property.type)
+    })
   }
-  const known = new Set(fields.map((field) => field.name))
-  return (value) => {
-    if (!isPlainObject(value)) return miss
-    for (const key in value) if (!known.has(key)) return miss
+  const byName = new Map(fields.map((field) => [field.name, field]))
+  const required = fields.filter((field) => !field.optional).length
+  const copy = (field: Field | undefined, value: unknown): unknown =>
+    field?.plain === undefined ? miss : field.plain(value)
+  // the schema's order, whatever the value's
+  const ordered = (value: Record<string, unknown>): unknown => {
     const output: Record<string, unknown> = {}
     for (const field of fields) {
-      if (!Object.prototype.hasOwnProperty.call(value, field.name)) {
-        if (field.optional) continue
-        return miss
-      }
-      if (field.plain === undefined) return miss
-      const encoded = field.plain(value[field.name])
+      if (!Object.hasOwn(value, field.name)) continue
+      const encoded = copy(field, value[field.name])
       if (encoded === miss) return miss
       output[field.name] = encoded
     }
     return output
+  }
+  // walks the value's own keys (a few) rather than the schema's (a send's result has twenty); a value whose
+  // keys come in the schema's order is copied in its own order, any other in the schema's
+  return (value) => {
+    if (!isPlainObject(value)) return miss
+    const output: Record<string, unknown> = {}
+    let last = -1
+    let requiredSeen = 0
+    let inOrder = true
+    for (const key in value) {
+      const field = byName.get(key)
+      if (field === undefined) return miss
+      if (field.index < last) inOrder = false
+      last = field.index
+      if (!field.optional) requiredSeen++
+      if (inOrder) {
+        const encoded = copy(field, value[key])
+        if (encoded === miss) return miss
+        output[key] = encoded
+      }
+    }
+    if (requiredSeen !== required) return miss
+    return inOrder ? output : ordered(value)
   }
 }
 
