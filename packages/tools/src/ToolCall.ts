@@ -22,6 +22,7 @@ import * as Deployment from "./Deployment.js"
 import * as Handlers from "./Handlers.js"
 import * as Contract from "./internal/contract.js"
 import * as Hints from "./internal/hints.js"
+import * as PlainEncode from "./internal/plainEncode.js"
 import * as Render from "./Render.js"
 
 /**
@@ -170,7 +171,10 @@ const compile = (tool: Tool.Any, handlers: Handlers.ToolHandlers): Compiled => {
   return {
     decode: name === "terminal_send" ? plainSend(decode) : decode,
     run: handlers[name] as (owner: Ids.OwnerId, params: unknown) => Effect.Effect<unknown, unknown>,
-    encode: Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>),
+    encode: PlainEncode.withPlainPath(
+      tool.successSchema,
+      Schema.encodeUnknownEither(tool.successSchema as Schema.Schema<unknown, unknown>)
+    ),
     render: Render.renderings[name]
   }
 }

@@ -146,7 +146,9 @@ const SCREEN_IN_TEXT = "[full-screen program: screen "
 export const structuredOf = (name: string, encoded: Json, text: string): Json => {
   const body = bodyFields[name] ?? []
   const out: Json = {}
-  for (const [key, value] of Object.entries(encoded)) {
+  // an encoded result is a plain object: its keys are its own (no array of pairs built per call)
+  for (const key in encoded) {
+    const value = encoded[key]
     if (body.includes(key)) continue
     if (key === "screen" && text.includes(SCREEN_IN_TEXT)) continue
     if (key === "steps" && Array.isArray(value)) {
