@@ -7,7 +7,7 @@
  *
  * @since 0.3.0
  */
-import { jetstreamManager } from "@nats-io/jetstream"
+import { jetstreamManager, StorageType } from "@nats-io/jetstream"
 import { createUser } from "@nats-io/nkeys"
 import { connect, nkeyAuthenticator } from "@nats-io/transport-node"
 import * as Effect from "effect/Effect"
@@ -187,7 +187,11 @@ const makeTls = (dir: string, hosts: ReadonlyArray<string>, verifyClients: boole
   }
 }
 
-/** Wait until JetStream answers for the fleet's account (its meta leader is elected). */
+/**
+ * Wait until JetStream answers for the fleet's account (its meta leader is elected) and can place a stream on
+ * every server: an elected leader that does not know its peers yet refuses a replicated stream ("no suitable
+ * peers for placement"), which a test's registry bucket (3 replicas) met under load.
+ */
 const jetStreamReady = (urls: ReadonlyArray<string>, admin: UserKey, tls: Tls | undefined) =>
   Effect.tryPromise({
     try: async () => {
@@ -205,6 +209,14 @@ const jetStreamReady = (urls: ReadonlyArray<string>, admin: UserKey, tls: Tls | 
           try {
             const manager = await jetstreamManager(connection, { timeout: 2_000 })
             await manager.getAccountInfo()
+            const probe = `at_ready_${crypto.randomBytes(4).toString("hex")}`
+            await manager.streams.add({
+              name: probe,
+              subjects: [`at-ready.${probe}`],
+              num_replicas: urls.length,
+              storage: StorageType.Memory
+            })
+            await manager.streams.delete(probe)
             return
           } catch (error) {
             if (Date.now() > deadline) throw error // the wall clock, as above
