@@ -22,6 +22,26 @@ const encoder = new TextEncoder()
 /** How long the "kernel" sits on the prompt when nobody pulls it out: far longer than a send takes. */
 const KERNEL_DELAY_MS = 5_000
 
+/** An inspector that sees the terminal's program in its foreground, blocked reading it, with `state`'s counters. */
+const alwaysReading = (state: { readonly readCalls: number; readonly readBytes: number }) =>
+  Layer.succeed(
+    ProcessInspector,
+    ProcessInspector.of({
+      exact: true,
+      foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
+      probe: (terminal) =>
+        Effect.sync(() => ({
+          _tag: "Snapshot" as const,
+          pgid: terminal.shellPid,
+          members: [terminal.shellPid],
+          waitingOnTerminal: true,
+          readCalls: state.readCalls,
+          readBytes: state.readBytes
+        })),
+      processTree: () => Effect.succeed([])
+    })
+  )
+
 /**
  * A REPL whose prompt, as under load on Linux, is still on its way through the kernel when the program
  * is already blocked reading: the echo and the result arrive at once, the prompt only after
@@ -79,23 +99,7 @@ const heldPromptRepl = (options: { readonly flush: boolean }) => {
       })
   })
   // The REPL is always blocked reading its terminal; its read counters show every line it took.
-  const inspector = Layer.succeed(
-    ProcessInspector,
-    ProcessInspector.of({
-      exact: true,
-      foregroundGroup: () => Effect.succeed(Option.some(state.pid)),
-      probe: () =>
-        Effect.sync(() => ({
-          _tag: "Snapshot" as const,
-          pgid: state.pid,
-          members: [state.pid],
-          waitingOnTerminal: true,
-          readCalls: state.readCalls,
-          readBytes: state.readBytes
-        })),
-      processTree: () => Effect.succeed([])
-    })
-  )
+  const inspector = alwaysReading(state)
   const dialect = ShellDialects.layer([{
     name: "scripted-shell",
     promptText: ScriptedShell.promptText,
@@ -203,25 +207,9 @@ const heldPromptShell = (() => {
         return process
       })
   })
-  // The shell is blocked reading its terminal whenever it is not running a command; its read counters
-  // show every line it took.
-  const inspector = Layer.succeed(
-    ProcessInspector,
-    ProcessInspector.of({
-      exact: true,
-      foregroundGroup: (terminal) => Effect.succeed(Option.some(terminal.shellPid)),
-      probe: (terminal) =>
-        Effect.sync(() => ({
-          _tag: "Snapshot" as const,
-          pgid: terminal.shellPid,
-          members: [terminal.shellPid],
-          waitingOnTerminal: true,
-          readCalls: state.readCalls,
-          readBytes: state.readBytes
-        })),
-      processTree: () => Effect.succeed([])
-    })
-  )
+  // The shell is blocked reading its terminal whenever it is not running a command (the scripted shell
+  // answers at once); its read counters show every line it took.
+  const inspector = alwaysReading(state)
   return PtyService.layerConfig({ shell: "scripted-shell" }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       backend,

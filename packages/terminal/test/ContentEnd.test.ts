@@ -128,53 +128,45 @@ const open = (cols = 30, rows = 8): xterm.Terminal => {
 const writeSync = (terminal: xterm.Terminal, text: string): void =>
   (terminal as unknown as { readonly _core: { writeSync(data: string): void } })._core.writeSync(text)
 
+type Row = Parameters<typeof ContentEnd.rowText>[0]
+
+/** Every row of an 80-column terminal after each step of a random stream of editing sequences, to `check`. */
+const everyRow = (check: (row: Row) => void, numRuns: number) =>
+  FastCheck.assert(
+    FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+      // wide enough for the rows read from their cells (32 columns and more)
+      const terminal = open(80)
+      try {
+        for (const { resize, text } of steps) {
+          if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
+          else writeSync(terminal, text)
+          for (const row of rowsOf(terminal) as unknown as Array<Row>) check(row)
+        }
+      } finally {
+        terminal.dispose()
+      }
+    }),
+    { numRuns }
+  )
+
 describe("ContentEnd", () => {
   it("reads every row's text exactly as xterm's translateToString does, through any stream of editing sequences", () => {
-    FastCheck.assert(
-      FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
-        // wide enough for the rows read from their cells (32 columns and more)
-        const terminal = open(80)
-        try {
-          for (const { resize, text } of steps) {
-            if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
-            else writeSync(terminal, text)
-            for (const row of rowsOf(terminal) as unknown as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
-              const trimmed = ContentEnd.trimmedLength(row)
-              expect(ContentEnd.rowText(row, 0, row.length)).toBe(row.translateToString(false, 0, row.length))
-              expect(ContentEnd.rowText(row, 0, trimmed)).toBe(row.translateToString(true))
-              expect(ContentEnd.rowText(row, 3, 11)).toBe(row.translateToString(false, 3, 11))
-              expect(ContentEnd.rowText(row, 5, 45)).toBe(row.translateToString(false, 5, 45))
-            }
-          }
-        } finally {
-          terminal.dispose()
-        }
-      }),
-      { numRuns: 300 }
-    )
+    everyRow((row) => {
+      const trimmed = ContentEnd.trimmedLength(row)
+      expect(ContentEnd.rowText(row, 0, row.length)).toBe(row.translateToString(false, 0, row.length))
+      expect(ContentEnd.rowText(row, 0, trimmed)).toBe(row.translateToString(true))
+      expect(ContentEnd.rowText(row, 3, 11)).toBe(row.translateToString(false, 3, 11))
+      expect(ContentEnd.rowText(row, 5, 45)).toBe(row.translateToString(false, 5, 45))
+    }, 300)
   })
 
   it("counts every row's UTF-8 bytes as it reads its text, through any stream of editing sequences", () => {
-    FastCheck.assert(
-      FastCheck.property(FastCheck.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
-        const terminal = open(80)
-        try {
-          for (const { resize, text } of steps) {
-            if (resize !== undefined) terminal.resize(resize.cols, resize.rows)
-            else writeSync(terminal, text)
-            for (const row of rowsOf(terminal) as unknown as Array<Parameters<typeof ContentEnd.rowText>[0]>) {
-              for (const [start, end] of [[0, ContentEnd.trimmedLength(row)], [0, row.length], [3, 11], [0, 5]]) {
-                const read = ContentEnd.rowText(row, start!, end!)
-                expect(ContentEnd.lastRow.bytes).toBe(Utf8.countBytes(read))
-              }
-            }
-          }
-        } finally {
-          terminal.dispose()
-        }
-      }),
-      { numRuns: 300 }
-    )
+    everyRow((row) => {
+      for (const [start, end] of [[0, ContentEnd.trimmedLength(row)], [0, row.length], [3, 11], [0, 5]]) {
+        const read = ContentEnd.rowText(row, start!, end!)
+        expect(ContentEnd.lastRow.bytes).toBe(Utf8.countBytes(read))
+      }
+    }, 300)
   })
 
   it("finds every row's trimmed length exactly as xterm does, through any stream of editing sequences", () => {
