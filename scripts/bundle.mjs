@@ -231,6 +231,21 @@ export const exportsAsValues = (text, file) => {
   return `${text.slice(0, clause.getStart(source))}${values}${text.slice(clause.getEnd())}`
 }
 
+/** What `exportsAsValues` relies on, checked on every build: no chunk imports itself through others statically. */
+const staticImportsAcyclic = (metafile, files) => {
+  const state = new Map()
+  const visit = (file, trail) => {
+    if (state.get(file) === "done") return
+    if (state.get(file) === "open") throw new Error(`the chunks import each other: ${[...trail, file].join(" -> ")}`)
+    state.set(file, "open")
+    for (const imported of metafile.outputs[file]?.imports ?? []) {
+      if (imported.external !== true && imported.kind === "import-statement") visit(imported.path, [...trail, file])
+    }
+    state.set(file, "done")
+  }
+  for (const file of files) visit(file, [])
+}
+
 /**
  * The CLI's chunks, split as ES modules (the only format esbuild splits), rewritten each as CommonJS in place: the
  * binary runs them through `vm.Script` with V8's code cache (apps/cli/launcher.cjs), which Node 20 offers for a
@@ -248,6 +263,7 @@ const toCommonJs = async (metafile, esmBanner, minify) => {
       }
     }
   }
+  staticImportsAcyclic(metafile, files)
   await Promise.all(files.map(async (file) => {
     const absolute = path.join(cli, file)
     const text = fs.readFileSync(absolute, "utf8")
