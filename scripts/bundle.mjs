@@ -150,7 +150,7 @@ const noConfigFileParsers = {
  * the chunk's namespace object (an ES module's live binding), then exports `__toCommonJS(namespace)`: a second
  * object whose getters call the first's. Every reference of one chunk to another's export (`import_chunk_X.name`)
  * then ran two getters, a call each in code V8 has not optimized: ~5 % of a warm server's busy main thread in a
- * stdio send, and the send's CPU 0.89× without the second (docs/performance.md, "The send's CPU, fourth look").
+ * stdio send, and the send's CPU 0.90× without the second (docs/performance.md, "The send's CPU, fourth look").
  * The namespace object itself, marked `__esModule` as `__toCommonJS` marks its copy, is exported instead: the same
  * names, the same live bindings. `__toCommonJS(` is replaced by a name of the same length, so that the source map's
  * columns still hold.
