@@ -6,7 +6,8 @@
 // for an ES module, hence CommonJS chunks. The cache lives under the temporary directory, one directory per user,
 // node version and build, one file per command and chunk; a cache missing, unreadable or rejected by V8 (another
 // V8, other flags) is compiled as usual and written once the start is over (2 s after it; a chunk first loaded
-// later, at exit).
+// later, at exit). At the same moment the caches of other builds and node versions that no start has used for a
+// week are removed.
 // Nothing here may fail the start: any error of the cache is a start without it.
 // With source maps on (`--enable-source-maps`) or AGENT_TERMINAL_COMPILE_CACHE=off, Node's own `require` loads
 // the chunks (Node maps its own modules' stack traces; not a `vm.Script`'s).
@@ -40,6 +41,33 @@ const cacheDirectory = (root, id) => {
   const dir = path.join(base, "compile-cache", `${process.version}-${process.arch}-${id}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   return dir
+}
+
+/** How long a build's cache is kept after its last start: other builds' and node versions' caches go after it. */
+const keepUnusedMs = 7 * 24 * 60 * 60 * 1000
+
+/**
+ * Mark `dir` (this build's cache) as used now, and remove the caches of other builds and node versions in the same
+ * `compile-cache` directory that no start has used for `keepUnusedMs`: each build would otherwise leave its caches
+ * (1–3 MB per command) in the user's temporary directory for good. Only entries named as `cacheDirectory` names
+ * them, real directories (not symlinks), are removed. Returns the names removed (for the tests); never throws.
+ */
+const prune = (dir, now = Date.now()) => {
+  const removed = []
+  try {
+    const seconds = now / 1000
+    fs.utimesSync(dir, seconds, seconds)
+    const parent = path.dirname(dir)
+    for (const name of fs.readdirSync(parent)) {
+      if (name === path.basename(dir) || !/^v\d+\.\d+\.\d+-[a-z0-9]+-[0-9a-f]{16}$/.test(name)) continue
+      const entry = path.join(parent, name)
+      const stat = fs.lstatSync(entry)
+      if (!stat.isDirectory() || now - stat.mtimeMs < keepUnusedMs) continue
+      fs.rmSync(entry, { recursive: true, force: true })
+      removed.push(name)
+    }
+  } catch {}
+  return removed
 }
 
 /** The command this start runs (`mcp`, `--help`, …), as one path segment: each command has its own cache. */
@@ -117,22 +145,28 @@ const start = () => {
     require(entry)
     return
   }
+  let buildDir
   let cacheDir
   try {
-    cacheDir = path.join(
-      cacheDirectory(process.env.AGENT_TERMINAL_COMPILE_CACHE_DIR ?? os.tmpdir(), build),
-      commandOf(process.argv)
-    )
+    buildDir = cacheDirectory(process.env.AGENT_TERMINAL_COMPILE_CACHE_DIR ?? os.tmpdir(), build)
+    cacheDir = path.join(buildDir, commandOf(process.argv))
     fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 })
   } catch {
     cacheDir = undefined
   }
   const { write } = run(__dirname, "main.js", cacheDir)
   if (cacheDir === undefined) return
-  setTimeout(write, 2000).unref()
-  process.once("exit", write)
+  let pruned = false
+  const settle = () => {
+    write()
+    if (pruned) return
+    pruned = true
+    prune(buildDir)
+  }
+  setTimeout(settle, 2000).unref()
+  process.once("exit", settle)
 }
 
-module.exports = { run, commandOf, cacheDirectory }
+module.exports = { run, commandOf, cacheDirectory, prune }
 
 if (require.main === module) start()

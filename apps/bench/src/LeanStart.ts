@@ -20,7 +20,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { RunOptions } from "./Harness.js"
 import { promise, size } from "./Harness.js"
-import { cliBin, sdkServer, stdio } from "./McpPath.js"
+import { cliBin, type Connection, sdkServer, stdio } from "./McpPath.js"
 import type { Metric } from "./Metric.js"
 import { comparePaired, distribution } from "./Metric.js"
 import * as Stats from "./Stats.js"
@@ -28,7 +28,7 @@ import * as Stats from "./Stats.js"
 const group = "lean"
 const helpFloor = fileURLToPath(new URL("./HelpFloor.js", import.meta.url))
 /** The SDK's server answering our tool list and our results (unbundled, beside the no-op server). */
-const sdkContractServer = fileURLToPath(new URL("./sdk/SdkContractServer.js", import.meta.url))
+export const sdkContractServer = fileURLToPath(new URL("./sdk/SdkContractServer.js", import.meta.url))
 
 /**
  * Spawn → connected (initialize) → … → the first `true` result, ms. `clientMs` gets this process's CPU over
@@ -57,17 +57,25 @@ const coldOurs = (clientMs: Array<number>) =>
     }
   })
 
-/** What the client says and what ours answered, for `SdkContractServer`: one run of ours, not timed. */
+/**
+ * What the client says and what ours answered, for `SdkContractServer`, from a connection to ours: its list, and
+ * a `terminal_open` and a `terminal_send true` of its own. Returns the list's size in bytes and the session.
+ */
+export const writeContract = async (connection: Connection, file: string) => {
+  const { tools } = await connection.client.listTools()
+  const opened = await connection.client.callTool({ name: "terminal_open", arguments: {} })
+  const { sessionId } = opened.structuredContent as { readonly sessionId: string }
+  const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
+  fs.writeFileSync(file, JSON.stringify({ tools, results: { terminal_open: opened, terminal_send: sent } }))
+  return { listBytes: Buffer.byteLength(JSON.stringify(tools)), sessionId }
+}
+
+/** The contract of one run of ours, not timed. */
 const captureContract = (file: string) =>
   promise(async () => {
     const connection = await stdio([cliBin, "mcp"])
     try {
-      const { tools } = await connection.client.listTools()
-      const opened = await connection.client.callTool({ name: "terminal_open", arguments: {} })
-      const { sessionId } = opened.structuredContent as { readonly sessionId: string }
-      const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
-      fs.writeFileSync(file, JSON.stringify({ tools, results: { terminal_open: opened, terminal_send: sent } }))
-      return Buffer.byteLength(JSON.stringify(tools))
+      return (await writeContract(connection, file)).listBytes
     } finally {
       await connection.close()
     }

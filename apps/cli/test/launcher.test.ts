@@ -132,6 +132,41 @@ describe("the cache's directory", () => {
     expect(fs.statSync(path.join(root, `agent-terminal-${uid}`)).mode & 0o777).toBe(0o700)
   })
 
+  it("keeps other builds' caches for a week after their last start, then removes them", () => {
+    const { prune } = createRequire(__filename)(launcher) as {
+      readonly prune: (dir: string, now?: number) => ReadonlyArray<string>
+    }
+    const root = tempDir()
+    const now = Date.now()
+    const day = 24 * 60 * 60 * 1000
+    const dirOf = (build: string, daysAgo: number) => {
+      const dir = cacheDirectory(root, build)!
+      fs.mkdirSync(path.join(dir, "mcp"))
+      fs.writeFileSync(path.join(dir, "mcp", "main.js.cache"), "x")
+      fs.utimesSync(dir, (now - daysAgo * day) / 1000, (now - daysAgo * day) / 1000)
+      return dir
+    }
+    const current = dirOf("0123456789abcdef", 30)
+    const recent = dirOf("1111111111111111", 6)
+    const old = dirOf("2222222222222222", 8)
+    const parent = path.dirname(current)
+    const otherNode = path.join(parent, "v18.19.0-x64-3333333333333333")
+    fs.mkdirSync(otherNode)
+    fs.utimesSync(otherNode, (now - 9 * day) / 1000, (now - 9 * day) / 1000)
+    const notOurs = path.join(parent, "notes")
+    fs.mkdirSync(notOurs)
+    fs.utimesSync(notOurs, (now - 9 * day) / 1000, (now - 9 * day) / 1000)
+    const linked = path.join(parent, "v20.0.0-x64-4444444444444444")
+    const target = tempDir()
+    fs.symlinkSync(target, linked)
+    fs.lutimesSync(linked, (now - 9 * day) / 1000, (now - 9 * day) / 1000)
+    expect([...prune(current, now)].sort()).toEqual([path.basename(old), path.basename(otherNode)].sort())
+    expect(fs.existsSync(old) || fs.existsSync(otherNode)).toBe(false)
+    expect([current, recent, notOurs, linked, target].every((dir) => fs.existsSync(dir))).toBe(true)
+    expect(fs.statSync(current).mtimeMs).toBeGreaterThan(now - day)
+    expect(prune(current, now + 7 * day)).toEqual([path.basename(recent)])
+  })
+
   it("is none when the private directory is open to others or a symlink", () => {
     const open = tempDir()
     fs.mkdirSync(path.join(open, `agent-terminal-${uid}`), { mode: 0o700 })
