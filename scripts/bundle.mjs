@@ -14,6 +14,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import ts from "typescript"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const cli = path.join(root, "apps/cli")
@@ -145,6 +146,106 @@ const noConfigFileParsers = {
   }
 }
 
+/** The names an assignment (`=`, `+=`, `++`, a destructuring, a `for … of` head) writes, anywhere in `node`. */
+const assignedNames = (node, names = new Set()) => {
+  const targets = (target) => {
+    if (ts.isIdentifier(target)) names.add(target.text)
+    else if (ts.isParenthesizedExpression(target)) targets(target.expression)
+    else if (ts.isArrayLiteralExpression(target)) target.elements.forEach(targets)
+    else if (ts.isObjectLiteralExpression(target)) {
+      for (const property of target.properties) {
+        if (ts.isShorthandPropertyAssignment(property)) names.add(property.name.text)
+        else if (ts.isPropertyAssignment(property)) targets(property.initializer)
+        else if (ts.isSpreadAssignment(property)) targets(property.expression)
+      }
+    } else if (ts.isSpreadElement(target)) targets(target.expression)
+    else if (ts.isBinaryExpression(target) && target.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+      targets(target.left)
+    }
+  }
+  const visit = (node) => {
+    if (
+      ts.isBinaryExpression(node) && node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+      node.operatorToken.kind <= ts.SyntaxKind.LastAssignment
+    ) targets(node.left)
+    else if (
+      (ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) &&
+      (node.operator === ts.SyntaxKind.PlusPlusToken || node.operator === ts.SyntaxKind.MinusMinusToken)
+    ) targets(node.operand)
+    else if (
+      (ts.isForInStatement(node) || ts.isForOfStatement(node)) && !ts.isVariableDeclarationList(node.initializer)
+    ) {
+      targets(node.initializer)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(node)
+  return names
+}
+
+/**
+ * An ES chunk's closing `export { … }` rewritten as the CommonJS chunk's `module.exports`: one object whose
+ * properties are the exported values, read once the chunk has run. esbuild's own CommonJS form defines a getter
+ * per export, twice (`__export`, then `__toCommonJS`): two closures, two accessor pairs and two maps per export,
+ * ~1 MiB of the stdio server's heap for the ~1100 names its chunks export, and two calls per cross-chunk
+ * reference until the optimizer inlines them. A value read once is the value for good when its binding is a declaration of the
+ * chunk's top level that nothing assigns again (a `const`, a `function`, a `class`, a `let` or `var` never
+ * written after; any assignment to the name anywhere in the chunk, whatever its scope, counts), and when no
+ * other chunk reads it before the chunk has run: esbuild's static imports between chunks are acyclic (a chunk
+ * holds the code its set of entry points shares, and imports only chunks shared by more). The others (an
+ * imported binding passed on, a binding written later) keep a getter, as live as before.
+ */
+export const exportsAsValues = (text, file) => {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS)
+  const exporting = source.statements.filter((statement) =>
+    ts.isExportDeclaration(statement) || ts.isExportAssignment(statement) ||
+    statement.modifiers?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)
+  )
+  if (exporting.length === 0) return text
+  const [clause] = exporting
+  if (
+    exporting.length !== 1 || !ts.isExportDeclaration(clause) || clause.moduleSpecifier !== undefined ||
+    clause.isTypeOnly || clause.exportClause === undefined || !ts.isNamedExports(clause.exportClause)
+  ) throw new Error(`${file}: not one closing export { … } clause`)
+  const declarations = new Map()
+  const declare = (name) => declarations.set(name, (declarations.get(name) ?? 0) + 1)
+  const declareBinding = (binding) => {
+    if (ts.isIdentifier(binding)) declare(binding.text)
+    else for (const element of binding.elements) if (!ts.isOmittedExpression(element)) declareBinding(element.name)
+  }
+  for (const statement of source.statements) {
+    if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) declareBinding(declaration.name)
+    } else if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name) {
+      declare(statement.name.text)
+    }
+  }
+  const assigned = assignedNames(source)
+  const fixed = (name) => declarations.get(name) === 1 && !assigned.has(name)
+  const properties = clause.exportClause.elements.map((specifier) => {
+    const local = (specifier.propertyName ?? specifier.name).text
+    const key = JSON.stringify(specifier.name.text)
+    return fixed(local) ? `${key}:${local}` : `get ${key}(){return ${local}}`
+  })
+  const values = `module.exports=Object.defineProperty({${properties.join(",")}},"__esModule",{value:!0});`
+  return `${text.slice(0, clause.getStart(source))}${values}${text.slice(clause.getEnd())}`
+}
+
+/** What `exportsAsValues` relies on, checked on every build: no chunk imports itself through others statically. */
+const staticImportsAcyclic = (metafile, files) => {
+  const state = new Map()
+  const visit = (file, trail) => {
+    if (state.get(file) === "done") return
+    if (state.get(file) === "open") throw new Error(`the chunks import each other: ${[...trail, file].join(" -> ")}`)
+    state.set(file, "open")
+    for (const imported of metafile.outputs[file]?.imports ?? []) {
+      if (imported.external !== true && imported.kind === "import-statement") visit(imported.path, [...trail, file])
+    }
+    state.set(file, "done")
+  }
+  for (const file of files) visit(file, [])
+}
+
 /**
  * A CommonJS chunk's exports as one level of getters. esbuild's CommonJS output defines each export as a getter on
  * the chunk's namespace object (an ES module's live binding), then exports `__toCommonJS(namespace)`: a second
@@ -175,8 +276,9 @@ export const oneLevelOfGetters = (file, text) => {
  * binary runs them through `vm.Script` with V8's code cache (apps/cli/launcher.cjs), which Node 20 offers for a
  * script, not for an ES module. Each chunk keeps its name and its modules (the module graph in bundle-meta.json
  * still holds); `import()` becomes `require()` of the chunk (still loaded only when called); `import.meta.url` the
- * chunk's own URL; the source maps chain to the ES chunk's map, so to the sources; a chunk exports its namespace
- * object itself (`oneLevelOfGetters`).
+ * chunk's own URL; the source maps chain to the ES chunk's map, so to the sources; a chunk exports one object of
+ * values (`exportsAsValues`, before esbuild's pass, which then writes no `__toCommonJS`; `oneLevelOfGetters` after
+ * it, for any it would still write).
  */
 const toCommonJs = async (metafile, esmBanner, minify) => {
   const files = Object.keys(metafile.outputs).filter((file) => file.endsWith(".js"))
@@ -188,11 +290,12 @@ const toCommonJs = async (metafile, esmBanner, minify) => {
       }
     }
   }
+  staticImportsAcyclic(metafile, files)
   await Promise.all(files.map(async (file) => {
     const absolute = path.join(cli, file)
     const text = fs.readFileSync(absolute, "utf8")
     if (!text.includes(esmBanner)) throw new Error(`${file}: no banner to remove`)
-    fs.writeFileSync(absolute, text.replace(esmBanner, ""))
+    fs.writeFileSync(absolute, exportsAsValues(text.replace(esmBanner, ""), file))
     await esbuild.build({
       absWorkingDir: cli,
       entryPoints: [absolute],
@@ -210,7 +313,9 @@ const toCommonJs = async (metafile, esmBanner, minify) => {
       sourcemap: "linked",
       sourcesContent: false,
       legalComments: "none",
-      logLevel: "warning"
+      logLevel: "warning",
+      // the closing `module.exports` (exportsAsValues) in what esbuild reads as an ES module
+      logOverride: { "commonjs-variable-in-esm": "silent" }
     })
     fs.writeFileSync(absolute, oneLevelOfGetters(file, fs.readFileSync(absolute, "utf8")))
   }))

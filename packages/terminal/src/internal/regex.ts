@@ -8,7 +8,8 @@
  * only then its NFA for the match and its groups (slower, once per match). Programs are bounded
  * (`MAX_PROGRAM_SIZE`), so one run over a window costs at most a bounded multiple of the window's length.
  */
-import { RE2JS } from "re2js"
+import { createRequire } from "node:module"
+import type { RE2JS } from "re2js"
 
 /** The largest compiled program accepted (RE2's instructions; `port (\d+)` is 11, `(a+){20}$` 83). */
 export const MAX_PROGRAM_SIZE = 128
@@ -32,12 +33,23 @@ export interface Regex {
   readonly exec: (text: string) => RegExpExecArray | null
 }
 
-const flagBits: Record<string, number> = {
-  i: RE2JS.CASE_INSENSITIVE,
-  m: RE2JS.MULTILINE,
-  s: RE2JS.DOTALL,
-  // RE2 always reads code points: `u` changes nothing
-  u: 0
+/**
+ * The engine, loaded when the first pattern is compiled (synchronously: a request's pattern is checked inside its
+ * Schema), from this package's own dependencies. Most servers never see a pattern, and the engine's module
+ * (~190 KB of source, its tables built as it loads) held ~0.6 MiB of every server's heap.
+ */
+let engine: typeof RE2JS | undefined
+const re2 = (): typeof RE2JS =>
+  engine ??= (createRequire(import.meta.url)("re2js") as { readonly RE2JS: typeof RE2JS }).RE2JS
+
+const flagBits = (flags: string): number => {
+  const { CASE_INSENSITIVE, DOTALL, MULTILINE } = re2()
+  let bits = 0
+  for (const flag of flags) {
+    // RE2 always reads code points: `u` changes nothing
+    bits |= flag === "i" ? CASE_INSENSITIVE : flag === "m" ? MULTILINE : flag === "s" ? DOTALL : 0
+  }
+  return bits
 }
 
 /** A construct of JavaScript's regular expressions that needs backtracking, named; `undefined` if none. */
@@ -85,11 +97,10 @@ export const compile = (source: string, flags: string): Regex | string => {
   if (feature !== undefined) {
     return `uses ${feature}, which the linear-time regular expression engine (RE2) does not support`
   }
-  let bits = 0
-  for (const flag of flags) bits |= flagBits[flag] ?? 0
   let compiled: RE2JS
   try {
-    compiled = RE2JS.compile(RE2JS.translateRegExp(source), bits)
+    const RE2 = re2()
+    compiled = RE2.compile(RE2.translateRegExp(source), flagBits(flags))
   } catch (error) {
     return `is not a valid regular expression for RE2 (${reasonOf(error)})`
   }
