@@ -247,38 +247,13 @@ const staticImportsAcyclic = (metafile, files) => {
 }
 
 /**
- * A CommonJS chunk's exports as one level of getters. esbuild's CommonJS output defines each export as a getter on
- * the chunk's namespace object (an ES module's live binding), then exports `__toCommonJS(namespace)`: a second
- * object whose getters call the first's. Every reference of one chunk to another's export (`import_chunk_X.name`)
- * then ran two getters, a call each in code V8 has not optimized: ~5 % of a warm server's busy main thread in a
- * stdio send, and the send's CPU 0.90× without the second (docs/performance.md, "The send's CPU, fourth look").
- * The namespace object itself, marked `__esModule` as `__toCommonJS` marks its copy, is exported instead: the same
- * names, the same live bindings. `__toCommonJS(` is replaced by a name of the same length, so that the source map's
- * columns still hold.
- */
-export const oneLevelOfGetters = (file, text) => {
-  const exported = /module\.exports\s*=\s*__toCommonJS\(/g
-  const found = text.match(exported) ?? []
-  if (found.length > 1) throw new Error(`${file}: ${found.length} module.exports of __toCommonJS`)
-  if (found.length === 0) return text
-  if (text.includes("__esmExports")) throw new Error(`${file}: already uses __esmExports`)
-  const mapComment = text.lastIndexOf("\n//# sourceMappingURL=")
-  if (mapComment === -1) throw new Error(`${file}: no source map comment`)
-  return `${
-    text.slice(0, mapComment).replace(exported, (match) => match.replace("__toCommonJS(", "__esmExports("))
-  }\n` +
-    `function __esmExports(namespace){return Object.defineProperty(namespace,"__esModule",{value:!0})}` +
-    text.slice(mapComment)
-}
-
-/**
  * The CLI's chunks, split as ES modules (the only format esbuild splits), rewritten each as CommonJS in place: the
  * binary runs them through `vm.Script` with V8's code cache (apps/cli/launcher.cjs), which Node 20 offers for a
  * script, not for an ES module. Each chunk keeps its name and its modules (the module graph in bundle-meta.json
  * still holds); `import()` becomes `require()` of the chunk (still loaded only when called); `import.meta.url` the
  * chunk's own URL; the source maps chain to the ES chunk's map, so to the sources; a chunk exports one object of
- * values (`exportsAsValues`, before esbuild's pass, which then writes no `__toCommonJS`; `oneLevelOfGetters` after
- * it, for any it would still write).
+ * values (`exportsAsValues`, before esbuild's pass, which then writes no `__toCommonJS`: the build fails if it does,
+ * since esbuild's own form is two getters per export, each a call on every reference from another chunk).
  */
 const toCommonJs = async (metafile, esmBanner, minify) => {
   const files = Object.keys(metafile.outputs).filter((file) => file.endsWith(".js"))
@@ -317,7 +292,9 @@ const toCommonJs = async (metafile, esmBanner, minify) => {
       // the closing `module.exports` (exportsAsValues) in what esbuild reads as an ES module
       logOverride: { "commonjs-variable-in-esm": "silent" }
     })
-    fs.writeFileSync(absolute, oneLevelOfGetters(file, fs.readFileSync(absolute, "utf8")))
+    if (fs.readFileSync(absolute, "utf8").includes("__toCommonJS(")) {
+      throw new Error(`${file}: esbuild exported it through __toCommonJS (exportsAsValues missed its exports)`)
+    }
   }))
 }
 
