@@ -86,7 +86,7 @@ const daemon = Effect.acquireRelease(
     })
 )
 
-/** RSS of every process of one round, KiB: 1 s after its work, and once quiet for `STEADY_MS`. */
+/** RSS of every process of one round, KiB: 1 s after its work, the steady reading (below), and at `STEADY_MS`. */
 interface Round {
   readonly server: ReadonlyArray<number>
   readonly reaper: ReadonlyArray<number>
@@ -167,7 +167,7 @@ export const memory = (options: RunOptions) =>
     const rounds: Array<Round> = []
     for (let i = 0; i < size(options, 3, 1); i++) {
       rounds.push(yield* round)
-      options.progress(`lean: RSS round ${i + 1} (read 1 s after the work, and after ${STEADY_MS / 1000} s quiet)`)
+      options.progress(`lean: RSS round ${i + 1} (read 1 s after the work, and from ${STEADY_MS / 1000} to ${STEADY_UNTIL_MS / 1000} s quiet)`)
     }
     const ourIdle = yield* idle("ours")
     const floorIdle = yield* idle("floor")
