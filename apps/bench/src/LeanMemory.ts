@@ -167,7 +167,11 @@ export const memory = (options: RunOptions) =>
     const rounds: Array<Round> = []
     for (let i = 0; i < size(options, 3, 1); i++) {
       rounds.push(yield* round)
-      options.progress(`lean: RSS round ${i + 1} (read 1 s after the work, and from ${STEADY_MS / 1000} to ${STEADY_UNTIL_MS / 1000} s quiet)`)
+      options.progress(
+        `lean: RSS round ${i + 1} (read 1 s after the work, and from ${STEADY_MS / 1000} to ${
+          STEADY_UNTIL_MS / 1000
+        } s quiet)`
+      )
     }
     const ourIdle = yield* idle("ours")
     const floorIdle = yield* idle("floor")
