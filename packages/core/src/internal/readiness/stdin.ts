@@ -5,29 +5,11 @@
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as StdinEvidence from "../../StdinEvidence.js"
-import { afterPoll, Cadence, onAfterPoll, type Timers } from "../clock/wake.js"
+import { Cadence, onAfterPoll, type Timers } from "../clock/wake.js"
+import { drainOutput } from "../session/reader.js"
 import type { SessionRuntime } from "../session/runtime.js"
 import { commandStart } from "../session/shellState.js"
 import type { Decisive, Watch } from "./settled.js"
-
-/**
- * A program found waiting has written everything it will print before its wait, but those bytes may still
- * sit in the pty: let the reader take them before the send's output is cut. Where the backend can, they are
- * first pulled out of the kernel (`flushOutput`), which a turn of the event loop alone does not guarantee:
- * the kernel moves a pty's output to our side with deferred work that, under load, can run after the
- * program is already blocked reading.
- */
-export const drainOutput = (session: SessionRuntime) =>
-  Effect.gen(function*() {
-    const { flushOutput } = session.process
-    for (let turn = 0; turn < 8; turn++) {
-      const bytes = session.activity.bytes
-      if (flushOutput !== undefined) yield* flushOutput
-      yield* afterPoll
-      yield* Effect.yieldNow()
-      if (session.activity.bytes === bytes) return
-    }
-  })
 
 /**
  * A send whose output passed this many bytes is a flood: its pauses no longer call for a probe, which comes

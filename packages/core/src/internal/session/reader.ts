@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import { nextTurn, onNextTurn } from "../clock/wake.js"
+import { afterPoll, nextTurn, onNextTurn } from "../clock/wake.js"
 import type { SessionRuntime } from "./runtime.js"
 
 /** How much output is parsed before the reader lets the event loop read more (see `startReader`). */
@@ -132,4 +132,24 @@ export const startReader = (
       Effect.flatMap((status) => Deferred.succeed(session.drained, status)),
       Effect.forkScoped
     )
+  })
+
+/**
+ * Output already on its way in, taken: a program found waiting has written everything it will print before its
+ * wait (and a person's last line its echo before a hand-back), but those bytes may still sit in the pty: let the
+ * reader take them before the send's output is cut (or the lease released). Where the backend can, they are
+ * first pulled out of the kernel (`flushOutput`), which a turn of the event loop alone does not guarantee:
+ * the kernel moves a pty's output to our side with deferred work that, under load, can run after the
+ * program is already blocked reading.
+ */
+export const drainOutput = (session: SessionRuntime) =>
+  Effect.gen(function*() {
+    const { flushOutput } = session.process
+    for (let turn = 0; turn < 8; turn++) {
+      const bytes = session.activity.bytes
+      if (flushOutput !== undefined) yield* flushOutput
+      yield* afterPoll
+      yield* Effect.yieldNow()
+      if (session.activity.bytes === bytes) return
+    }
   })
