@@ -21,7 +21,7 @@ import * as Forked from "./Forked.js"
 import type { RunOptions } from "./Harness.js"
 import { promise, size } from "./Harness.js"
 import { sdkContractServer, writeContract } from "./LeanStart.js"
-import { cliBin, stdio } from "./McpPath.js"
+import { cliBin, type Connection, stdio } from "./McpPath.js"
 import type { Metric } from "./Metric.js"
 import { comparePaired, distribution } from "./Metric.js"
 import * as Proc from "./Proc.js"
@@ -37,25 +37,25 @@ interface Sender {
 
 const serverCpuUs = (pid: number) => Proc.stat(pid)!.cpuMs * 1000
 
+/** `n` calls of `terminal_send true` on `connection`, the server's CPU over them (µs). */
+const mcpSender = (connection: Connection, sessionId: string): Sender => ({
+  sends: async (n) => {
+    const before = serverCpuUs(connection.pid)
+    for (let i = 0; i < n; i++) {
+      const sent = await connection.client.callTool({ name: "terminal_send", arguments: { sessionId, text: "true" } })
+      if (sent.isError === true) throw new Error(`terminal_send failed: ${JSON.stringify(sent.content)}`)
+    }
+    return serverCpuUs(connection.pid) - before
+  },
+  close: () => connection.close()
+})
+
 /** `agent-terminal mcp` over stdio, one session; it also writes the contract the SDK's floor answers with. */
 const ours = (contractFile: string) =>
   promise(async (): Promise<Sender> => {
     const connection = await stdio([cliBin, "mcp"])
     const { sessionId } = await writeContract(connection, contractFile)
-    return {
-      sends: async (n) => {
-        const before = serverCpuUs(connection.pid)
-        for (let i = 0; i < n; i++) {
-          const sent = await connection.client.callTool({
-            name: "terminal_send",
-            arguments: { sessionId, text: "true" }
-          })
-          if (sent.isError === true) throw new Error(`terminal_send failed: ${JSON.stringify(sent.content)}`)
-        }
-        return serverCpuUs(connection.pid) - before
-      },
-      close: () => connection.close()
-    }
+    return mcpSender(connection, sessionId)
   })
 
 /** The SDK's server with our contract and a bare node-pty bash behind `terminal_open` and `terminal_send`. */
@@ -63,16 +63,7 @@ const sdkPty = (contractFile: string) =>
   promise(async (): Promise<Sender> => {
     const connection = await stdio([sdkContractServer, contractFile, "pty"])
     await connection.client.callTool({ name: "terminal_open", arguments: {} })
-    return {
-      sends: async (n) => {
-        const before = serverCpuUs(connection.pid)
-        for (let i = 0; i < n; i++) {
-          await connection.client.callTool({ name: "terminal_send", arguments: { sessionId: "floor", text: "true" } })
-        }
-        return serverCpuUs(connection.pid) - before
-      },
-      close: () => connection.close()
-    }
+    return mcpSender(connection, "floor")
   })
 
 /** The bare node-pty loop in a forked node (`PtyHolder serve`), its own CPU per block. */
