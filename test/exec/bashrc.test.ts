@@ -1,5 +1,5 @@
 import { NodeTerminal } from "@agent-terminal/node"
-import { expect, layer } from "@effect/vitest"
+import { afterAll, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,6 +14,7 @@ import { run, script } from "./support.js"
 const home = fs.mkdtempSync(path.join(os.tmpdir(), "at-exec-home-"))
 fs.writeFileSync(path.join(home, ".bashrc"), "echo BASHRC-WAS-READ\n")
 const { SHLVL: _level, ...hostEnv } = process.env
+afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
 
 layer(NodeTerminal.layer(testConfig, { hostEnv: { ...hostEnv, HOME: home } }), { excludeTestServices: true })(
   "exec: a shell run is not a login or remote shell",
