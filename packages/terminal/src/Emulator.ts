@@ -20,7 +20,14 @@ import * as ContentEnd from "./internal/contentEnd.js"
 import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
 import { canSleep, joinState, restores, serializeScreen, setJoinState } from "./internal/sleep.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
-import { boundStringSequences, coreOf, eraseAbove, recoverFromThrow, SmallOscHandler } from "./internal/xtermCore.js"
+import {
+  boundStringSequences,
+  coreOf,
+  eraseAbove,
+  printsPlainLinesAtBottom,
+  recoverFromThrow,
+  SmallOscHandler
+} from "./internal/xtermCore.js"
 import * as LineLog from "./LineLog.js"
 import type * as Matcher from "./Matcher.js"
 import { OutputWatch, type WatchOptions } from "./OutputWatch.js"
@@ -149,6 +156,50 @@ const released = <A>(): A => undefined as A
 export const QUIET_MS = 30_000
 /** Rows that scroll off are logged in batches, well before xterm's own scrollback would drop them. */
 const HARVEST_BATCH = 16
+/**
+ * Plain output (printable ASCII, CR and LF) is held back until something reads the terminal, up to this many
+ * characters: a flood's lines that nobody will see on the screen are then logged without being printed.
+ */
+const PLAIN_HOLD = 128 * 1024
+/** Anything but printable ASCII, CR and LF. */
+const NOT_PLAIN = /[^\x20-\x7e\r\n]/
+
+const plainByte = (byte: number): boolean => byte >= 0x20 ? byte <= 0x7e : byte === 0x0a || byte === 0x0d
+
+/**
+ * Whether every byte is printable ASCII, CR or LF: four bytes at a time, a word that may hold another byte (one
+ * below 0x20, CR and LF among them, or above 0x7e) looked at byte by byte.
+ */
+const plainBytes = (bytes: Uint8Array): boolean => {
+  const length = bytes.length
+  let at = 0
+  while (at < length && ((bytes.byteOffset + at) & 3) !== 0) {
+    if (!plainByte(bytes[at++]!)) return false
+  }
+  if (at === length) return true
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + at, (length - at) >> 2)
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (((((word - 0x20202020) & ~word) | word | (word + 0x01010101)) & 0x80808080) !== 0) {
+      const first = at + 4 * i
+      for (let j = first; j < first + 4; j++) {
+        if (!plainByte(bytes[j]!)) return false
+      }
+    }
+  }
+  for (let j = at + 4 * words.length; j < length; j++) {
+    if (!plainByte(bytes[j]!)) return false
+  }
+  return true
+}
+
+/** Node's one-byte decoding of a `Buffer` (one native call), where the bytes are one. */
+type Latin1 = Uint8Array & { latin1Slice(start: number, end: number): string }
+/**
+ * Of a run of plain lines, the last ones xterm prints: enough rows to fill its screen and its scrollback, so
+ * both end exactly as they would had every line been printed.
+ */
+const printedRows = (rows: number): number => rows + XTERM_SCROLLBACK
 
 /** A row's text from `startCol` to `endCol` (its end), without trailing blanks when `trimRight`. */
 const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: number | undefined): string =>
@@ -165,14 +216,25 @@ const lineText = (line: CoreLine, trimRight: boolean, startCol: number, endCol: 
  * @since 0.1.0
  */
 export class Emulator {
-  readonly log: LineLog.LineLog
+  readonly #log: LineLog.LineLog
   readonly #hooks: EmulatorHooks
   readonly #palette = new Palette()
   #terminal!: xterm.Terminal
   #core!: Core
   readonly #decoder = new TextDecoder("utf-8")
+  /**
+   * The decoder holds no bytes of an unfinished character: the last byte it was given was ASCII, which ends any
+   * sequence. Plain bytes (ASCII) are then their own text, decoded one byte a character.
+   */
+  #decoderEmpty = true
   /** What receives the rows that scroll off: open captures and watches. */
   #captures: Array<RowSink> = []
+  /** How many of `#captures` are watches (which look at the screen between writes: nothing is held back). */
+  #watches = 0
+  /** Plain output not parsed yet (see `PLAIN_HOLD`), and its length. */
+  #held: Array<string> = []
+  #heldLength = 0
+  #unprinted = 0
   #disposers: Array<Disposable> = []
   #normal!: CoreBuffer
   #trimListener!: Disposable
@@ -205,9 +267,15 @@ export class Emulator {
   #disposed = false
 
   constructor(options: EmulatorOptions, hooks: EmulatorHooks) {
-    this.log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
+    this.#log = new LineLog.LineLog({ maxLines: options.scrollbackLines, maxBytes: options.scrollbackMaxBytes })
     this.#hooks = hooks
     this.#start(options.cols, options.rows)
+  }
+
+  /** The bounded transcript of the rows that scrolled off the screen (every output written is in it). */
+  get log(): LineLog.LineLog {
+    this.#settle()
+    return this.#log
   }
 
   /** A new xterm instance with every handler of ours (at construction, and at each wake). */
@@ -279,6 +347,7 @@ export class Emulator {
   sleep(): boolean {
     if (this.#asleep !== undefined) return true
     if (this.#captures.length > 0 || this.#disposed) return false
+    this.#parseHeld()
     this.#harvest()
     const cols = this.#terminal.cols
     const rows = this.#terminal.rows
@@ -302,8 +371,19 @@ export class Emulator {
     return this.#asleep !== undefined
   }
 
-  /** The xterm instance, back from its text if it was released. */
+  /** The terminal up to date for a reader: awake, and the output held back parsed. */
   #awake(): void {
+    this.#wake()
+    this.#parseHeld()
+  }
+
+  /** The log up to date (the output held back parsed); the instance is not woken for it. */
+  #settle(): void {
+    if (this.#heldLength > 0) this.#awake()
+  }
+
+  /** The xterm instance, back from its text if it was released. */
+  #wake(): void {
     const asleep = this.#asleep
     if (asleep === undefined) return
     this.#asleep = undefined
@@ -345,11 +425,36 @@ export class Emulator {
    * and the log are up to date. Bytes are decoded as a UTF-8 stream; a string is taken as decoded text.
    */
   write(data: string | Uint8Array): void {
-    this.#awake()
+    this.#wake()
     this.#writes++
     if (this.#quiet === undefined && !this.#disposed) this.#arm()
     if (typeof data !== "string") this.#lastBytes = data
-    const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true })
+    const plain = typeof data === "string" ? !NOT_PLAIN.test(data) : this.#decoderEmpty && plainBytes(data)
+    const text = typeof data === "string"
+      ? data
+      : plain && typeof (data as Partial<Latin1>).latin1Slice === "function"
+      ? (data as Latin1).latin1Slice(0, data.length)
+      : this.#decode(data)
+    if (plain && this.#watches === 0 && !this.#disposed && text.length > 0) {
+      // plain output waits for a reader (or `PLAIN_HOLD`): parsed then in one piece (`#parsePlain`)
+      this.#held.push(text)
+      this.#heldLength += text.length
+      if (this.#heldLength >= PLAIN_HOLD) this.#parseHeld()
+      return
+    }
+    this.#parseHeld()
+    if (plain) this.#parsePlain(text)
+    else this.#parse(text)
+  }
+
+  /** Bytes decoded as the stream's next (see `#decoderEmpty`). */
+  #decode(bytes: Uint8Array): string {
+    if (bytes.length > 0) this.#decoderEmpty = bytes[bytes.length - 1]! < 0x80
+    return this.#decoder.decode(bytes, { stream: true })
+  }
+
+  /** Text into xterm, and the rows it scrolled off into the log. */
+  #parse(text: string): void {
     if (text.length > 0) {
       try {
         this.#core.writeSync(text)
@@ -361,6 +466,73 @@ export class Emulator {
       }
     }
     this.#harvest()
+  }
+
+  /** The plain output held back, parsed (emptied first: nothing parsed here holds anything back). */
+  #parseHeld(): void {
+    if (this.#heldLength === 0) return
+    const text = this.#held.length === 1 ? this.#held[0]! : this.#held.join("")
+    this.#held = []
+    this.#heldLength = 0
+    this.#parsePlain(text)
+  }
+
+  /**
+   * Plain output, parsed so that the terminal ends exactly as if xterm had printed all of it, but the lines that
+   * scroll off before anyone could see them on the terminal are not printed: once the first line is ended and
+   * the cursor sits on a blank bottom row (`printsPlainLinesAtBottom`), each line ended by CR LF fills the next
+   * rows with its characters and scrolls away, so those rows are logged (and given to the captures) from the
+   * text itself, and only the last `printedRows` rows' lines are printed, filling xterm's screen and scrollback
+   * as printing them all would have.
+   */
+  #parsePlain(text: string): void {
+    const firstEnd = text.indexOf("\r\n")
+    if (firstEnd < 0) return this.#parse(text)
+    const from = firstEnd + 2
+    this.#parse(text.slice(0, from))
+    if (from === text.length) return
+    const rows = this.#terminal.rows
+    if (!printsPlainLinesAtBottom(this.#core, rows)) return this.#parse(text.slice(from))
+    const cols = this.#terminal.cols
+    // the lines ended by CR LF with no other CR or LF in them, from `from` on: where each starts
+    const starts: Array<number> = []
+    let at = from
+    let cr = text.indexOf("\r", at)
+    let lf = text.indexOf("\n", at)
+    while (lf >= 0 && cr === lf - 1) {
+      starts.push(at)
+      at = lf + 1
+      if (cr < at) cr = text.indexOf("\r", at)
+      lf = text.indexOf("\n", at)
+    }
+    starts.push(at)
+    // the lines printed are the last ones that fill `printedRows` rows; those before them are logged
+    let printed = 0
+    let skip = starts.length - 1
+    while (skip > 0 && printed < printedRows(rows)) {
+      skip--
+      printed += Math.max(1, Math.ceil((starts[skip + 1]! - 2 - starts[skip]!) / cols))
+    }
+    if (skip === 0) return this.#parse(text.slice(from))
+    const buffer = this.#normal
+    const top = this.#origin + this.#trimmed + buffer.ybase
+    // the rows above the cursor are final: the lines below scroll every one of them away
+    this.#harvestTo(top + buffer.y)
+    let row = this.#harvested
+    for (let line = 0; line < skip; line++) {
+      const start = starts[line]!
+      const end = starts[line + 1]! - 2
+      if (end === start) this.#logRow(row++, "", false, 0)
+      for (let col = start; col < end; col += cols) {
+        const piece = text.slice(col, Math.min(end, col + cols))
+        this.#logRow(row++, piece, col > start, piece.length)
+      }
+    }
+    // the printed lines continue from the row after the logged ones
+    this.#unprinted += row - this.#harvested
+    this.#origin += row - this.#harvested
+    this.#harvested = row
+    this.#parse(text.slice(starts[skip]!))
   }
 
   /**
@@ -404,6 +576,14 @@ export class Emulator {
     }
   }
 
+  /**
+   * Rows of plain output logged (and given to the captures) from the text without xterm printing them: they
+   * scrolled away before anyone could see them on the terminal (see `write`).
+   */
+  get unprintedRows(): number {
+    return this.#unprinted
+  }
+
   /** Rows that scrolled away before they could be logged (only after a resize reflow). */
   get lostRows(): number {
     return this.#lost
@@ -412,7 +592,7 @@ export class Emulator {
   /** Start collecting what appears from `start` on, keeping at most `budget` bytes of head and of tail. */
   capture(start: Position, budget: number): Capture {
     this.#awake()
-    const capture = new Capture(start, budget, (row, col) => this.#rowText(row, 0, col).length)
+    const capture = new Capture(start, budget, (row, col) => this.#cutAt(row, col))
     this.#captures = [...this.#captures, capture]
     return capture
   }
@@ -428,17 +608,23 @@ export class Emulator {
   ): OutputWatch {
     this.#awake()
     const watch = new OutputWatch(start, target, {
-      cutAt: (row, col) => this.#rowText(row, 0, col).length,
+      cutAt: (row, col) => this.#cutAt(row, col),
       live: (from) => this.#liveFrom(from)
     }, options)
     this.#captures = [...this.#captures, watch]
+    this.#watches = this.#countWatches()
     return watch
   }
 
   /** Stop a watch. */
   unwatch(watch: OutputWatch): void {
     this.#captures = this.#captures.filter((open) => open !== watch)
+    this.#watches = this.#countWatches()
     watch.closed = true
+  }
+
+  #countWatches(): number {
+    return this.#captures.reduce((count, open) => open instanceof OutputWatch ? count + 1 : count, 0)
   }
 
   /** End a capture and render what it saw up to `end` (default: the cursor). */
@@ -571,9 +757,11 @@ export class Emulator {
 
   /** Its xterm instance disposed, its timer stopped; what it held can still be read (a task's last output). */
   dispose(): void {
+    if (!this.#disposed) this.#settle()
     this.#disposed = true
     if (this.#quiet !== undefined) clearTimeout(this.#quiet)
     this.#captures = []
+    this.#watches = 0
     if (this.#asleep === undefined) this.#release()
   }
 
@@ -634,18 +822,30 @@ export class Emulator {
       const wrapped = line?.isWrapped ?? false
       const text = line === undefined ? "" : lineText(line, !(next?.isWrapped ?? false), 0, undefined)
       const bytes = line === undefined ? 0 : ContentEnd.lastRow.bytes
-      if (wrapped && this.log.endIndex > this.log.firstIndex) this.log.extendLast(text, bytes)
-      else this.log.append(text, bytes)
-      for (let i = 0; i < this.#captures.length; i++) this.#captures[i]!.pushRow(this.#harvested, text, wrapped, bytes)
+      this.#logRow(this.#harvested, text, wrapped, bytes)
       this.#harvested++
       index++
       line = next
     }
   }
 
+  /** A row that scrolled off for good: into the log (a wrapped row continues its line) and to every capture. */
+  #logRow(row: number, text: string, wrapped: boolean, bytes: number): void {
+    const log = this.#log
+    if (wrapped && log.endIndex > log.firstIndex) log.extendLast(text, bytes)
+    else log.append(text, bytes)
+    for (let i = 0; i < this.#captures.length; i++) this.#captures[i]!.pushRow(row, text, wrapped, bytes)
+  }
+
   #line(row: number): CoreLine | undefined {
     const index = row - this.#origin - this.#trimmed
     return index < 0 ? undefined : this.#normal.lines.get(index)
+  }
+
+  /** Where column `col` of `row` is in the row's text (a capture's or a watch's first row is cut there). */
+  #cutAt(row: number, col: number): number {
+    this.#settle()
+    return this.#rowText(row, 0, col).length
   }
 
   #rowWrapped(row: number): boolean {

@@ -4,7 +4,7 @@
  * buffer). Pinned to `@xterm/headless` 6.0.0.
  */
 import type xterm from "@xterm/headless"
-import type { CellRow } from "./contentEnd.js"
+import { type CellRow, trimmedLength } from "./contentEnd.js"
 import type { Rgb } from "./replies.js"
 
 export interface Disposable {
@@ -121,6 +121,44 @@ export const eraseAbove = (core: Core, respectProtect: boolean): void => {
   }
   while (y-- > 0) handler._resetBufferLine(y, respectProtect)
   handler._dirtyRowTracker.markDirty(0)
+}
+
+/** What `printsPlainLinesAtBottom` reads of xterm's core beyond `Core`. */
+interface PrintState {
+  readonly _bufferService: {
+    readonly buffers: {
+      readonly active: unknown
+      readonly normal: CoreBuffer & { readonly scrollTop: number; readonly scrollBottom: number }
+    }
+  }
+  readonly coreService: {
+    readonly modes: { readonly insertMode: boolean }
+    readonly decPrivateModes: { readonly wraparound: boolean }
+  }
+  readonly _charsetService: { readonly charset: unknown }
+  readonly _inputHandler: { readonly _parser: { readonly currentState: number } }
+}
+
+/**
+ * Whether lines of printable ASCII, each ended by CR LF, written now would each start on a blank row at the
+ * bottom of the screen and leave it by scrolling it into the scrollback, the rows holding exactly the lines'
+ * characters (cut every `cols`, the rows after the first marked wrapped): the normal screen is active with
+ * its whole height as the scroll region, the parser is between sequences, the cursor is at the first column
+ * of the bottom row and that row is blank and not a wrapped one, and printing neither inserts, nor maps
+ * characters (no national or graphics character set), nor stops at the right edge (auto-wrap is on).
+ */
+export const printsPlainLinesAtBottom = (core: Core, rows: number): boolean => {
+  const inner = core as unknown as PrintState
+  const buffers = inner._bufferService.buffers
+  const normal = buffers.normal
+  if (buffers.active !== normal || inner._inputHandler._parser.currentState !== 0) return false
+  if (normal.x !== 0 || normal.y !== rows - 1 || normal.scrollTop !== 0 || normal.scrollBottom !== rows - 1) {
+    return false
+  }
+  if (inner.coreService.modes.insertMode || !inner.coreService.decPrivateModes.wraparound) return false
+  if (inner._charsetService.charset !== undefined) return false
+  const row = normal.lines.get(normal.ybase + normal.y)
+  return row !== undefined && !row.isWrapped && trimmedLength(row) === 0
 }
 
 export const coreOf = (terminal: xterm.Terminal): Core => (terminal as unknown as { readonly _core: Core })._core

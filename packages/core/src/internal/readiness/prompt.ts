@@ -42,10 +42,10 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
       progress.rebased = true
     }
   }
-  const cursor = session.emulator.cursor()
+  // the cursor is read only when a marker asks for it: reading it parses the output the emulator holds back
   const prompt = promptAfter(markers)
   if (
-    prompt !== undefined && samePosition(cursor, prompt.end.at) &&
+    prompt !== undefined && samePosition(session.emulator.cursor(), prompt.end.at) &&
     session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
   ) {
     return {
@@ -57,7 +57,7 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
   const continuation = continuationAfter(markers)
   // Past the marker: after bash's and zsh's `> ` on its row, or on the new line fish adds to the command
   // line (fish has no continuation prompt; its Enter prints the marker, then the line editor moves on).
-  if (continuation !== undefined && after(cursor, continuation.at)) {
+  if (continuation !== undefined && after(session.emulator.cursor(), continuation.at)) {
     return { _tag: "continuation", settled: { _tag: "Continuation", end: continuation.at } }
   }
   return none
