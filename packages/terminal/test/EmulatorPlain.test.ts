@@ -1,8 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import type * as Emulator from "../src/Emulator.js"
 import * as Matcher from "../src/Matcher.js"
-import { bytes, make, marker, splitAt } from "./support/emulator.js"
+import { bytes, make, marker, observed, splitAt } from "./support/emulator.js"
 
 /**
  * Plain output (printable ASCII, CR, LF) is held back until something reads the terminal, and the lines of it
@@ -121,40 +120,23 @@ interface Options {
   readonly watch?: boolean
 }
 
-/** Everything a reader can see: the log, the transcript, the screen, the snapshot, a capture, markers, replies. */
+/** Everything a reader can see: the log, the transcript, the screen, the snapshot, a capture, a watch, markers, replies. */
 const observe = (chunks: ReadonlyArray<Uint8Array>, readAfter: (index: number) => boolean, options: Options) => {
-  const { emulator, markers, replies } = make({
-    cols,
-    rows,
-    scrollbackLines: options.scrollbackLines,
-    scrollbackMaxBytes: 100_000
-  })
+  const made = make({ cols, rows, scrollbackLines: options.scrollbackLines, scrollbackMaxBytes: 100_000 })
+  const { emulator } = made
   const capture = emulator.capture(emulator.cursor(), options.captureBudget)
   const watch = options.watch === true
     ? emulator.watch(emulator.cursor(), Matcher.pattern({ regex: "9[a-z ]*\\n1[0-9]*\\n" }))
     : undefined
-  const cursors: Array<Emulator.Position> = []
   chunks.forEach((chunk, index) => {
     emulator.write(chunk)
-    if (readAfter(index)) cursors.push(emulator.cursor())
+    // a reader now: what is held is parsed before it answers
+    if (readAfter(index)) emulator.cursor()
   })
-  const page = emulator.page({ maxBytes: 1 << 20 })
-  const observed = {
-    replies: replies.join(""),
-    markers,
-    log: emulator.log.slice(emulator.log.firstIndex, emulator.log.endIndex),
-    logFirst: emulator.log.firstIndex,
-    page: page._tag === "Right" ? page.right.text : "",
-    screen: emulator.screen(),
-    cursor: emulator.cursor(),
-    modes: emulator.modes,
-    snapshot: emulator.snapshot().data,
-    captured: emulator.finish(capture),
-    watched: watch?.check()
-  }
+  const outcome = { ...observed(made, capture), snapshot: emulator.snapshot().data, watched: watch?.check() }
   const unprinted = emulator.unprintedRows
   emulator.dispose()
-  return { observed, cursors, unprinted }
+  return { observed: outcome, unprinted }
 }
 
 /** The bytes cut at every LF: no piece holds two whole lines, so nothing can be skipped. */

@@ -69,13 +69,11 @@ export const make = (options: Options = {}) => {
   return { emulator, replies, markers }
 }
 
-/** Feed `chunks` to a fresh emulator (a capture open from the start) and observe the outcome. */
-export const observe = (chunks: Iterable<Uint8Array | string>, options: Options = {}): Observed => {
-  const { emulator, markers, replies } = make(options)
-  const capture = emulator.capture(emulator.cursor(), options.captureBudget ?? 200)
-  for (const chunk of chunks) emulator.write(chunk)
+/** Everything observable about an emulator made by `make` now; `capture` is ended. */
+export const observed = (made: ReturnType<typeof make>, capture: Emulator.Capture): Observed => {
+  const { emulator, markers, replies } = made
   const page = emulator.page({ maxBytes: 1 << 20 })
-  const observed: Observed = {
+  return {
     replies: replies.join(""),
     markers,
     log: emulator.log.slice(emulator.log.firstIndex, emulator.log.endIndex),
@@ -86,8 +84,16 @@ export const observe = (chunks: Iterable<Uint8Array | string>, options: Options 
     modes: emulator.modes,
     captured: emulator.finish(capture)
   }
-  emulator.dispose()
-  return observed
+}
+
+/** Feed `chunks` to a fresh emulator (a capture open from the start) and observe the outcome. */
+export const observe = (chunks: Iterable<Uint8Array | string>, options: Options = {}): Observed => {
+  const made = make(options)
+  const capture = made.emulator.capture(made.emulator.cursor(), options.captureBudget ?? 200)
+  for (const chunk of chunks) made.emulator.write(chunk)
+  const outcome = observed(made, capture)
+  made.emulator.dispose()
+  return outcome
 }
 
 export const marker = (kind: ShellMarkers.MarkerKind, extra?: string) => ShellMarkers.encode(kind, nonce, extra)
