@@ -193,8 +193,6 @@ const plainBytes = (bytes: Uint8Array): boolean => {
   return true
 }
 
-/** Node's one-byte decoding of a `Buffer` (one native call), where the bytes are one. */
-type Latin1 = Uint8Array & { latin1Slice(start: number, end: number): string }
 /**
  * Of a run of plain lines, the last ones xterm prints: enough rows to fill its screen and its scrollback, so
  * both end exactly as they would had every line been printed.
@@ -229,8 +227,6 @@ export class Emulator {
   #decoderEmpty = true
   /** What receives the rows that scroll off: open captures and watches. */
   #captures: Array<RowSink> = []
-  /** How many of `#captures` are watches (which look at the screen between writes: nothing is held back). */
-  #watches = 0
   /** Plain output not parsed yet (see `PLAIN_HOLD`), and its length. */
   #held: Array<string> = []
   #heldLength = 0
@@ -428,14 +424,18 @@ export class Emulator {
     this.#wake()
     this.#writes++
     if (this.#quiet === undefined && !this.#disposed) this.#arm()
-    if (typeof data !== "string") this.#lastBytes = data
-    const plain = typeof data === "string" ? !NOT_PLAIN.test(data) : this.#decoderEmpty && plainBytes(data)
-    const text = typeof data === "string"
-      ? data
-      : plain && typeof (data as Partial<Latin1>).latin1Slice === "function"
-      ? (data as Latin1).latin1Slice(0, data.length)
-      : this.#decode(data)
-    if (plain && this.#watches === 0 && !this.#disposed && text.length > 0) {
+    let text: string
+    let plain: boolean
+    if (typeof data === "string") {
+      text = data
+      plain = !NOT_PLAIN.test(data)
+    } else {
+      this.#lastBytes = data
+      plain = this.#decoderEmpty && plainBytes(data)
+      // plain bytes are their own text, one byte a character: node's `Buffer` decodes them in one native call
+      text = plain && ContentEnd.isLatin1(data) ? data.latin1Slice(0, data.length) : this.#decode(data)
+    }
+    if (plain && !this.#watching() && !this.#disposed && text.length > 0) {
       // plain output waits for a reader (or `PLAIN_HOLD`): parsed then in one piece (`#parsePlain`)
       this.#held.push(text)
       this.#heldLength += text.length
@@ -502,7 +502,7 @@ export class Emulator {
     while (lf >= 0 && cr === lf - 1) {
       starts.push(at)
       at = lf + 1
-      if (cr < at) cr = text.indexOf("\r", at)
+      cr = text.indexOf("\r", at)
       lf = text.indexOf("\n", at)
     }
     starts.push(at)
@@ -612,19 +612,18 @@ export class Emulator {
       live: (from) => this.#liveFrom(from)
     }, options)
     this.#captures = [...this.#captures, watch]
-    this.#watches = this.#countWatches()
     return watch
   }
 
   /** Stop a watch. */
   unwatch(watch: OutputWatch): void {
     this.#captures = this.#captures.filter((open) => open !== watch)
-    this.#watches = this.#countWatches()
     watch.closed = true
   }
 
-  #countWatches(): number {
-    return this.#captures.reduce((count, open) => open instanceof OutputWatch ? count + 1 : count, 0)
+  /** A watch is open: it looks at the screen between writes, so nothing is held back (see `write`). */
+  #watching(): boolean {
+    return this.#captures.some((open) => open instanceof OutputWatch)
   }
 
   /** End a capture and render what it saw up to `end` (default: the cursor). */
@@ -761,7 +760,6 @@ export class Emulator {
     this.#disposed = true
     if (this.#quiet !== undefined) clearTimeout(this.#quiet)
     this.#captures = []
-    this.#watches = 0
     if (this.#asleep === undefined) this.#release()
   }
 

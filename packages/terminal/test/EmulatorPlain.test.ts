@@ -164,6 +164,41 @@ describe("Emulator: plain output held back and lines logged unprinted read as xt
     expect(skipped).toBeGreaterThan(25)
   })
 
+  it("plain output waits for a reader, unless a watch is open: it looks at the screen between writes", () => {
+    const lines = bytes(...Array.from({ length: 10 }, (_, i) => `line ${i}\r\n`))
+    const held = make({ cols, rows })
+    const heldCapture = held.emulator.capture(held.emulator.cursor(), 1000)
+    held.emulator.write(lines)
+    // nothing parsed yet: no row has reached the capture (its rows are read without asking the emulator)
+    expect(heldCapture.head).toEqual([])
+    held.emulator.cursor()
+    expect(heldCapture.head.map((line) => line.text)).toEqual([
+      "line 0",
+      "line 1",
+      "line 2",
+      "line 3",
+      "line 4",
+      "line 5",
+      "line 6"
+    ])
+
+    const watched = make({ cols, rows })
+    const watchedCapture = watched.emulator.capture(watched.emulator.cursor(), 1000)
+    watched.emulator.watch(watched.emulator.cursor(), Matcher.pattern({ text: "never" }))
+    watched.emulator.write(lines)
+    expect(watchedCapture.head.map((line) => line.text)).toEqual([
+      "line 0",
+      "line 1",
+      "line 2",
+      "line 3",
+      "line 4",
+      "line 5",
+      "line 6"
+    ])
+    held.emulator.dispose()
+    watched.emulator.dispose()
+  })
+
   it("plain bytes after a character's unfinished start are decoded after it (U+FFFD), not one byte a character", () => {
     const options = { scrollbackLines: 30, captureBudget: 1000 }
     const chunks = [Buffer.from([0x61, 0xe2, 0x80]), Buffer.from("b\r\nc\r\n"), Buffer.from("d\r\n")]

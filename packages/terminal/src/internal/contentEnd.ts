@@ -126,11 +126,15 @@ const CODE_POINT = 0x1fffff
 let units = new Uint16Array(512)
 
 /** A byte buffer with node's `latin1Slice`: one byte per character up to U+00FF, decoded in one native call. */
-type Latin1 = Uint8Array & { latin1Slice(start: number, end: number): string }
+export type Latin1 = Uint8Array & { latin1Slice(start: number, end: number): string }
+
+/** Whether `bytes` is node's `Buffer` (it decodes one byte a character with `latin1Slice`). */
+export const isLatin1 = (bytes: Uint8Array | undefined): bytes is Latin1 =>
+  typeof (bytes as Partial<Latin1> | undefined)?.latin1Slice === "function"
 
 const latin1Of = (size: number): Latin1 | undefined => {
   const buffer = (globalThis as { Buffer?: { allocUnsafe(size: number): Uint8Array } }).Buffer?.allocUnsafe(size)
-  return typeof (buffer as Partial<Latin1> | undefined)?.latin1Slice === "function" ? buffer as Latin1 : undefined
+  return isLatin1(buffer) ? buffer : undefined
 }
 
 /**
