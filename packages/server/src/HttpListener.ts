@@ -11,6 +11,7 @@
  *
  * @since 0.2.0
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as Context from "effect/Context"
@@ -42,6 +43,11 @@ export interface Limits {
    * on each frame's header as the bytes come, before the WebSocket library buffers the frame.
    */
   readonly maxWebSocketMessageBytes?: number | undefined
+  /**
+   * How long a stop waits for open connections — a response under way, a WebSocket's closing handshake —
+   * before it cuts them (ms; default 2000): a client that never answers cannot hold the server's exit.
+   */
+  readonly closeGraceMs?: number | undefined
 }
 
 /**
@@ -54,8 +60,39 @@ export const defaultLimits = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 256,
-  maxWebSocketMessageBytes: 512 * 1024
+  maxWebSocketMessageBytes: 512 * 1024,
+  closeGraceMs: 2000
 } as const
+
+/**
+ * A Node server that can cut its connections a grace after its stop began. Neither Node's `close` nor the
+ * WebSocket server's ends an open connection: a WebSocket peer that never answers the close frame held the
+ * server's exit for the WebSocket library's 30 s.
+ */
+class BoundedServer extends http.Server {
+  readonly #sockets = new Set<net.Socket>()
+  readonly #graceMs: number
+  #cut: ReturnType<typeof setTimeout> | undefined
+
+  constructor(options: http.ServerOptions, graceMs: number) {
+    super(options)
+    this.#graceMs = graceMs
+    this.on("connection", (socket: net.Socket) => {
+      this.#sockets.add(socket)
+      socket.once("close", () => this.#sockets.delete(socket))
+    })
+    this.once("close", () => clearTimeout(this.#cut))
+  }
+
+  /** Destroy every connection still open (upgraded ones too) `graceMs` from now. */
+  cutAfterGrace(): void {
+    if (this.#cut !== undefined) return
+    this.#cut = setTimeout(() => {
+      for (const socket of this.#sockets) socket.destroy()
+    }, this.#graceMs)
+    this.#cut.unref()
+  }
+}
 
 /**
  * A `createServer` for `NodeHttpServer.layer` with the limits set. Node checks the request timeouts
@@ -64,17 +101,17 @@ export const defaultLimits = {
  *
  * @since 0.2.0
  */
-export const createServer = (limits: Limits = {}) => (): http.Server => {
+export const createServer = (limits: Limits = {}) => (): BoundedServer => {
   const headersTimeout = limits.headersTimeoutMs ?? defaultLimits.headersTimeoutMs
   const requestTimeout = Math.max(limits.requestTimeoutMs ?? defaultLimits.requestTimeoutMs, headersTimeout)
-  const server = http.createServer({
+  const server = new BoundedServer({
     headersTimeout,
     requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeoutMs ?? defaultLimits.keepAliveTimeoutMs,
     connectionsCheckingInterval: 1000,
     maxHeaderSize: 16 * 1024,
     requireHostHeader: true
-  })
+  }, limits.closeGraceMs ?? defaultLimits.closeGraceMs)
   server.maxConnections = limits.maxConnections ?? defaultLimits.maxConnections
   server.maxHeadersCount = 100
   const maxMessageBytes = limits.maxWebSocketMessageBytes ?? defaultLimits.maxWebSocketMessageBytes
@@ -83,6 +120,22 @@ export const createServer = (limits: Limits = {}) => (): http.Server => {
     WsFrames.bound(socket, head, maxMessageBytes)
   })
   return server
+}
+
+/**
+ * The platform's Node `HttpServer` on `createServer(limits)`, listening as `listen` says. Its stop waits at
+ * most `closeGraceMs` for open connections (a response under way, a WebSocket's closing handshake), then
+ * cuts them: a client that never answers cannot hold the server's exit.
+ *
+ * @since 0.4.0
+ */
+export const layer = (limits: Limits, listen: net.ListenOptions) => {
+  let server: BoundedServer | undefined
+  const make = createServer(limits)
+  const node = NodeHttpServer.layer(() => (server = make()), listen)
+  // built after the server, so released before it: the grace runs while the platform closes the server
+  const cut = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => server?.cutAfterGrace())))
+  return Layer.provideMerge(cut, node)
 }
 
 /**

@@ -8,7 +8,6 @@
  */
 import type { Exec, Oversight, PtyService, TaskRuntime, TerminalConfig } from "@agent-terminal/core"
 import { Deployment, Handlers } from "@agent-terminal/tools"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
@@ -102,7 +101,7 @@ export const layer = (
     )),
     Layer.provide(Handlers.layer),
     Layer.provideMerge(
-      NodeHttpServer.layer(HttpListener.createServer(http.limits), { port: http.port, host: http.host })
+      HttpListener.layer(http.limits, { port: http.port, host: http.host })
     )
   )
 }
