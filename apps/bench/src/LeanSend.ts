@@ -9,7 +9,12 @@
  *
  * The three run side by side in each round, fresh processes, warmed up alike, and are measured in blocks taken in
  * turn (the order rotating), so that each round's ratios compare CPU spent in the same seconds. A round's ratio is
- * its sums' ratio; the row's ratio is the median of the rounds'. Measured one after the other (the floor's window,
+ * its sums' ratio; the row's ratio is the median of the rounds'.
+ *
+ * The warm-up reaches the steady state: 8000 sends. V8 compiles our server's hot path for its first ~6000 sends
+ * (its compiler threads spent 67 µs a send over sends 3000–6000, 8 after; the SDK's server's ~20 by 3000, node-pty's
+ * loop less). What a short-lived server pays meanwhile is its own row, `lean.send-cpu.first`: the first 3000
+ * sends' CPU, each process's, measured the same way. Measured one after the other (the floor's window,
  * then ours), the ratio moved with the machine's load between the two windows: on a shared machine the floor's
  * CPU per round trip moved 67–189 µs within an hour, and a same-build A/A read 3.7–5.4× (docs/performance.md).
  */
@@ -106,29 +111,33 @@ interface Round {
   readonly nodePty: number
 }
 
+/** `n` sends of each sender in `blocks` blocks taken in turn (the order rotating): CPU per send (µs), each's. */
+const inTurn = async (senders: ReadonlyArray<Sender>, n: number, blocks: number): Promise<Round> => {
+  const cpuUs = senders.map(() => 0)
+  for (let block = 0; block < blocks; block++) {
+    for (let i = 0; i < senders.length; i++) {
+      const k = (block + i) % senders.length
+      cpuUs[k]! += await senders[k]!.sends(n / blocks)
+    }
+  }
+  return { ours: cpuUs[0]! / n, sdkPty: cpuUs[1]! / n, nodePty: cpuUs[2]! / n }
+}
+
 /**
- * One round: the three started, `warmup` sends each, then `n` each in `blocks` blocks taken in turn; CPU per send
- * (µs) over the measured blocks.
+ * One round: the three started; their first `first` sends measured, then `warmup` more (not measured), then `n`
+ * measured, each part in `blocks` blocks taken in turn.
  */
-const round = (contractFile: string, warmup: number, n: number, blocks: number) =>
+const round = (contractFile: string, sizes: { first: number; warmup: number; n: number; blocks: number }) =>
   Effect.scoped(Effect.gen(function*() {
     const senders = [
       yield* opened(ours(contractFile)),
       yield* opened(sdkPty(contractFile)),
       yield* opened(nodePty())
     ]
-    return yield* promise(async (): Promise<Round> => {
-      for (let block = 0; block < blocks; block++) {
-        for (const sender of senders) await sender.sends(warmup / blocks)
-      }
-      const cpuUs = senders.map(() => 0)
-      for (let block = 0; block < blocks; block++) {
-        for (let i = 0; i < senders.length; i++) {
-          const k = (block + i) % senders.length
-          cpuUs[k]! += await senders[k]!.sends(n / blocks)
-        }
-      }
-      return { ours: cpuUs[0]! / n, sdkPty: cpuUs[1]! / n, nodePty: cpuUs[2]! / n }
+    return yield* promise(async () => {
+      const first = await inTurn(senders, sizes.first, sizes.blocks)
+      await inTurn(senders, sizes.warmup, sizes.blocks)
+      return { first, steady: await inTurn(senders, sizes.n, sizes.blocks) }
     })
   }))
 
@@ -136,24 +145,33 @@ const round = (contractFile: string, warmup: number, n: number, blocks: number) 
 export const send = (options: RunOptions) =>
   Effect.gen(function*() {
     const rounds = size(options, 5, 1)
-    const warmup = size(options, 3000, 500)
-    const n = size(options, 3000, 500)
-    const blocks = size(options, 6, 5)
+    const sizes = {
+      first: size(options, 3000, 500),
+      warmup: size(options, 5000, 0),
+      n: size(options, 3000, 500),
+      blocks: size(options, 6, 5)
+    }
+    const { blocks, n } = sizes
+    const warmup = sizes.first + sizes.warmup
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-send-"))
     const samples = { ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> }
+    const first = { ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> }
     yield* Effect.ensuring(
       Effect.gen(function*() {
         for (let i = 0; i < rounds; i++) {
-          const measured = yield* round(path.join(dir, "contract.json"), warmup, n, blocks)
-          samples.ours.push(measured.ours)
-          samples.sdkPty.push(measured.sdkPty)
-          samples.nodePty.push(measured.nodePty)
+          const measured = yield* round(path.join(dir, "contract.json"), sizes)
+          for (const key of ["ours", "sdkPty", "nodePty"] as const) {
+            samples[key].push(measured.steady[key])
+            first[key].push(measured.first[key])
+          }
           options.progress(`lean: send CPU round ${i + 1}/${rounds}`)
         }
       }),
       Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
     const listed = (values: ReadonlyArray<number>) => values.map((v) => Stats.round(v)).join(", ")
+    const perRound = (values: ReadonlyArray<number>, floor: ReadonlyArray<number>) =>
+      listed(values.map((v, i) => v / floor[i]!))
     const measuredAs = `${n} after ${warmup}, in ${blocks} blocks taken in turn with the other rows' processes`
     const floorRow: Metric = {
       name: "lean.send-cpu.node-pty",
@@ -199,13 +217,30 @@ export const send = (options: RunOptions) =>
           `agent-terminal mcp over stdio, the SDK's client: the server's CPU (/proc) over ${measuredAs}; ` +
           `rounds ${listed(samples.ours)}`,
           `the ratios are the median of the rounds' (each round's floors measured in the same seconds); per round ` +
-          `to node-pty ${listed(samples.ours.map((v, i) => v / samples.nodePty[i]!))}, to the SDK's ${
-            listed(samples.ours.map((v, i) => v / samples.sdkPty[i]!))
+          `to node-pty ${perRound(samples.ours, samples.nodePty)}, to the SDK's ${
+            perRound(samples.ours, samples.sdkPty)
           }; the medians' ratio to node-pty ${ofMedians === null ? "—" : Stats.round(ofMedians)}`,
           ...(options.quick ? ["--quick: a shorter warm-up than the steady state needs: not judged"] : [])
         ]
       },
       sdkRow,
-      floorRow
+      floorRow,
+      {
+        name: "lean.send-cpu.first",
+        group,
+        kind: "ours",
+        unit: "µs CPU/send",
+        ...distribution(first.ours),
+        compared: [],
+        notes: [
+          `the same server's first ${sizes.first} sends (V8 still compiling its hot path; no target: what a short ` +
+          `session pays), in ${blocks} blocks taken in turn; rounds ${listed(first.ours)}`,
+          `the floors' first ${sizes.first}, same blocks: node-pty ${listed(first.nodePty)}, the SDK's server ${
+            listed(first.sdkPty)
+          }; ours per round to node-pty's ${perRound(first.ours, first.nodePty)}, to the SDK's ${
+            perRound(first.ours, first.sdkPty)
+          }`
+        ]
+      }
     ] satisfies Array<Metric>
   })
