@@ -10,10 +10,12 @@
 // live view's assets, the reaper) reads them from that package where it is installed.
 // The module graph goes to apps/cli/build/bundle-meta.json (not published): a test reads it.
 import * as esbuild from "esbuild"
+import { execFile } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import ts from "typescript"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -309,6 +311,29 @@ const launcher = (dist) => {
   return text.replace(`const build = "BUILD_ID"`, `const build = "${hash.digest("hex").slice(0, 16)}"`)
 }
 
+/**
+ * What the CLI prints for `--help`, `-h`, `--version` and each command's `--help` and `-h`, rendered by running the
+ * built CLI (`dist/main.js`) with each: `dist/help.json`, which the launcher prints from without loading the CLI.
+ * The commands are the top help's list. Each must exit 0 with nothing on stderr, or the build fails.
+ */
+const helpTexts = async (dist) => {
+  const print = async (args) => {
+    const main = path.join(dist, "main.js")
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [main, ...args], { encoding: "utf8" })
+    if (stderr !== "") throw new Error(`agent-terminal ${args.join(" ")}: wrote to stderr: ${stderr}`)
+    return stdout
+  }
+  const top = await print(["--help"])
+  // eslint-disable-next-line no-control-regex
+  const commands = [...top.replace(/\x1b\[[0-9;]*m/g, "").matchAll(/^ {2}- ([a-z][a-z-]*) /gm)].map((found) => found[1])
+  if (commands.length === 0) throw new Error("agent-terminal --help: no commands listed")
+  const keys = ["--help", "-h", "--version", ...commands.flatMap((command) => [`${command} --help`, `${command} -h`])]
+  const printed = await Promise.all(keys.map((key) => print(key.split(" "))))
+  const texts = [...new Set(printed)]
+  const help = { keys: Object.fromEntries(keys.map((key, i) => [key, texts.indexOf(printed[i])])), texts }
+  fs.writeFileSync(path.join(dist, "help.json"), JSON.stringify(help))
+}
+
 export const bundle = async (options = {}) => {
   const outdir = options.outdir ?? "dist"
   const dist = path.join(cli, outdir)
@@ -360,6 +385,7 @@ export const bundle = async (options = {}) => {
   fs.writeFileSync(path.join(dist, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`)
   fs.writeFileSync(path.join(dist, "bin.js"), launcher(dist))
   fs.chmodSync(path.join(dist, "bin.js"), 0o755)
+  await helpTexts(dist)
   fs.chmodSync(path.join(bench, outdir, "bin.js"), 0o755)
   if (outdir === "dist") {
     fs.mkdirSync(path.join(cli, "build"), { recursive: true })

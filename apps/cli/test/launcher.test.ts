@@ -179,23 +179,71 @@ describe("the cache's directory", () => {
 })
 
 describe.runIf(fs.existsSync(bin))("the binary (pnpm build)", () => {
-  const help = (env: Record<string, string>) =>
-    spawnSync(process.execPath, [bin, "--help"], { encoding: "utf8", env: { ...process.env, ...env } })
+  const main = path.resolve(__dirname, "../dist/main.js")
+  const runs = (file: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [file, ...args], { encoding: "utf8", env: { ...process.env, ...env } })
+  // a command line the CLI refuses: it loads and runs the CLI, and answers alike every time
+  const refused = (env: Record<string, string>) => runs(bin, ["replay"], env)
 
-  it("--help answers the same with no cache, with its cache, with a damaged cache and where none can be kept", () => {
+  it("a start answers the same with no cache, with its cache, with a damaged cache and where none can be kept", () => {
     const root = tempDir()
-    const plain = help({ AGENT_TERMINAL_COMPILE_CACHE: "off" })
-    expect(plain.status).toBe(0)
-    expect(plain.stdout).toContain("agent-terminal")
-    const cached = () => help({ AGENT_TERMINAL_COMPILE_CACHE_DIR: root })
-    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    const plain = refused({ AGENT_TERMINAL_COMPILE_CACHE: "off" })
+    expect(plain).toMatchObject({ status: 1, stdout: "" })
+    expect(plain.stderr).toContain("Missing argument <FILE>")
+    const cached = () => refused({ AGENT_TERMINAL_COMPILE_CACHE_DIR: root })
+    const same = { status: 1, stdout: "", stderr: plain.stderr }
+    expect(cached()).toMatchObject(same)
     const files = fs.readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".cache"))
     expect(files.length).toBeGreaterThan(0)
-    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    expect(cached()).toMatchObject(same)
     for (const file of files) fs.truncateSync(path.join(root, file), 100)
-    expect(cached()).toMatchObject({ status: 0, stdout: plain.stdout })
+    expect(cached()).toMatchObject(same)
     const blocked = path.join(tempDir(), "a-file")
     fs.writeFileSync(blocked, "")
-    expect(help({ AGENT_TERMINAL_COMPILE_CACHE_DIR: blocked })).toMatchObject({ status: 0, stdout: plain.stdout })
+    expect(refused({ AGENT_TERMINAL_COMPILE_CACHE_DIR: blocked })).toMatchObject(same)
+  })
+
+  it("--help, -h, --version and every command's --help and -h print what the CLI prints, without loading it", () => {
+    const listed = runs(main, ["--help"]).stdout
+    // eslint-disable-next-line no-control-regex
+    const commands = [...listed.replace(/\x1b\[[0-9;]*m/g, "").matchAll(/^ {2}- ([a-z][a-z-]*) /gm)].map((found) =>
+      found[1]!
+    )
+    expect(commands).toEqual(expect.arrayContaining(["demo", "mcp", "serve", "console", "doctor", "replay"]))
+    const forms = [
+      ["--help"],
+      ["-h"],
+      ["--version"],
+      ...commands.flatMap((command) => [[command, "--help"], [command, "-h"]])
+    ]
+    for (const args of forms) {
+      const root = tempDir()
+      const printed = runs(bin, args, { AGENT_TERMINAL_COMPILE_CACHE_DIR: root })
+      expect(printed).toMatchObject({ status: 0, stderr: "", stdout: runs(main, args).stdout })
+      expect(printed.stdout.length).toBeGreaterThan(0)
+      // the CLI never ran: a start of it writes its chunks' code cache at exit
+      expect(fs.readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".cache"))).toEqual(
+        []
+      )
+    }
+    // anything else starts the CLI (which writes its code cache), a help among other arguments too
+    const root = tempDir()
+    const other = ["replay", "x.cast", "--help"]
+    expect(runs(bin, other, { AGENT_TERMINAL_COMPILE_CACHE_DIR: root })).toMatchObject({
+      status: 0,
+      stdout: runs(main, other).stdout
+    })
+    expect(fs.readdirSync(root, { recursive: true, encoding: "utf8" }).some((f) => f.endsWith(".cache"))).toBe(true)
+  })
+
+  it("a command line the CLI refuses is told on stderr, with nothing on stdout (MCP's, for mcp) and exit code 1", () => {
+    for (const args of [["mcp", "--no-such-option"], ["mcp", "--http", "not-a-port"], ["nothing-of-ours"]]) {
+      const refusedLine = runs(bin, args)
+      expect(refusedLine).toMatchObject({ status: 1, stdout: "" })
+      expect(refusedLine.stderr.length).toBeGreaterThan(0)
+    }
+    const missing = runs(bin, ["replay", path.join(tempDir(), "no-such.cast")])
+    expect(missing).toMatchObject({ status: 1, stdout: "" })
+    expect(missing.stderr).toContain("no-such.cast")
   })
 })
