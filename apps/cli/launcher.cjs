@@ -189,6 +189,6 @@ const start = () => {
   process.once("exit", settle)
 }
 
-module.exports = { run, commandOf, cacheDirectory, prune, printHelp }
+module.exports = { run, commandOf, cacheDirectory, prune }
 
 if (require.main === module) start()
