@@ -242,6 +242,10 @@ describe.runIf(fs.existsSync(bin))("the binary (pnpm build)", () => {
       expect(refusedLine).toMatchObject({ status: 1, stdout: "" })
       expect(refusedLine.stderr.length).toBeGreaterThan(0)
     }
+    // the server's own log lines: on stderr, once each (not on stdout, nor twice through a second logger)
+    const served = spawnSync(process.execPath, [bin, "mcp"], { encoding: "utf8", input: "", timeout: 30_000 })
+    expect(served.stdout).toBe("")
+    expect(served.stderr.match(/sessions are not sandboxed/g)).toHaveLength(1)
     const missing = runs(bin, ["replay", path.join(tempDir(), "no-such.cast")])
     expect(missing).toMatchObject({ status: 1, stdout: "" })
     expect(missing.stderr).toContain("no-such.cast")
