@@ -211,32 +211,35 @@ describe("a viewer cannot hold the server's stop", () => {
     "a socket that never answers the close frame is cut a grace after SIGTERM (the WebSocket library waits 30 s)",
     async () => {
       const own = await startHttpServer()
-      const silent = await Ws.open(`ws://${own.url.host}/live/events`, {
-        cookie: `agent_terminal_session=${await signIn(own)}`,
-        origin: own.url.origin
-      })
-      sockets.push(silent)
-      expect(silent.status).toBe(101)
-      await silent.next((frame) => frame.type === "text" && frame.text.includes("\"sessions\""))
-      const stopping = Date.now()
-      own.process.kill("SIGTERM")
-      const closing = await silent.next((frame) => frame.type === "close")
-      // no answer to the close frame: the server cuts the connection itself, then exits
-      const code = await Promise.race([
-        own.exited,
-        new Promise((resolve) => setTimeout(() => resolve("running"), 20_000))
-      ])
-      const seconds = (Date.now() - stopping) / 1000
-      record(
-        "mcp --http, /live/events",
-        "a signed-in viewer that never answers the close frame, at SIGTERM",
-        `close frame: ${closing?.type ?? "none"}; exit ${String(code)} after ${seconds.toFixed(1)} s`,
-        code === 0
-      )
-      expect(closing?.type).toBe("close")
-      expect(silent.isClosed()).toBe(true)
-      expect(code).toBe(0)
-      await stopHttpServer(own)
+      try {
+        const silent = await Ws.open(`ws://${own.url.host}/live/events`, {
+          cookie: `agent_terminal_session=${await signIn(own)}`,
+          origin: own.url.origin
+        })
+        sockets.push(silent)
+        expect(silent.status).toBe(101)
+        await silent.next((frame) => frame.type === "text" && frame.text.includes("\"sessions\""))
+        const stopping = Date.now()
+        own.process.kill("SIGTERM")
+        const closing = await silent.next((frame) => frame.type === "close")
+        // no answer to the close frame: the server cuts the connection itself, then exits
+        const code = await Promise.race([
+          own.exited,
+          new Promise((resolve) => setTimeout(() => resolve("running"), 20_000))
+        ])
+        const seconds = (Date.now() - stopping) / 1000
+        record(
+          "mcp --http, /live/events",
+          "a signed-in viewer that never answers the close frame, at SIGTERM",
+          `close frame: ${closing?.type ?? "none"}; exit ${String(code)} after ${seconds.toFixed(1)} s`,
+          code === 0
+        )
+        expect(closing?.type).toBe("close")
+        expect(silent.isClosed()).toBe(true)
+        expect(code).toBe(0)
+      } finally {
+        await stopHttpServer(own)
+      }
     },
     60_000
   )

@@ -154,8 +154,9 @@ export const send = (options: RunOptions) =>
     const { blocks, n } = sizes
     const warmup = sizes.first + sizes.warmup
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-send-"))
-    const samples = { ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> }
-    const first = { ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> }
+    const perSender = () => ({ ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> })
+    const samples = perSender()
+    const first = perSender()
     yield* Effect.ensuring(
       Effect.gen(function*() {
         for (let i = 0; i < rounds; i++) {

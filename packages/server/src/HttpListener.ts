@@ -94,14 +94,8 @@ class BoundedServer extends http.Server {
   }
 }
 
-/**
- * A `createServer` for `NodeHttpServer.layer` with the limits set. Node checks the request timeouts
- * every `connectionsCheckingInterval` (30 s by default): here a second, so a slow client is cut close to
- * its deadline.
- *
- * @since 0.2.0
- */
-export const createServer = (limits: Limits = {}) => (): BoundedServer => {
+/** The Node server with the limits set (see `createServer`), able to cut its connections at a stop. */
+const boundedServer = (limits: Limits): BoundedServer => {
   const headersTimeout = limits.headersTimeoutMs ?? defaultLimits.headersTimeoutMs
   const requestTimeout = Math.max(limits.requestTimeoutMs ?? defaultLimits.requestTimeoutMs, headersTimeout)
   const server = new BoundedServer({
@@ -123,6 +117,15 @@ export const createServer = (limits: Limits = {}) => (): BoundedServer => {
 }
 
 /**
+ * A `createServer` for `NodeHttpServer.layer` with the limits set. Node checks the request timeouts
+ * every `connectionsCheckingInterval` (30 s by default): here a second, so a slow client is cut close to
+ * its deadline. `layer` runs the same server and also bounds its stop (`closeGraceMs`).
+ *
+ * @since 0.2.0
+ */
+export const createServer = (limits: Limits = {}) => (): http.Server => boundedServer(limits)
+
+/**
  * The platform's Node `HttpServer` on `createServer(limits)`, listening as `listen` says. Its stop waits at
  * most `closeGraceMs` for open connections (a response under way, a WebSocket's closing handshake), then
  * cuts them: a client that never answers cannot hold the server's exit.
@@ -131,8 +134,7 @@ export const createServer = (limits: Limits = {}) => (): BoundedServer => {
  */
 export const layer = (limits: Limits, listen: net.ListenOptions) => {
   let server: BoundedServer | undefined
-  const make = createServer(limits)
-  const node = NodeHttpServer.layer(() => (server = make()), listen)
+  const node = NodeHttpServer.layer(() => (server = boundedServer(limits)), listen)
   // built after the server, so released before it: the grace runs while the platform closes the server
   const cut = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => server?.cutAfterGrace())))
   return Layer.provideMerge(cut, node)
