@@ -175,6 +175,8 @@ const scenarios = (start: () => Promise<LiveServer>, kind: string) =>
         expect(next.text).toContain("human-was-here")
         expect(next.text).toContain("agent-again")
         await waitForText(page, "agent-again")
+        // the list comes over /live/events, pushed 20 ms after a change: not ordered with the terminal's bytes
+        await page.waitForSelector(`#requests .request[data-task="${asked.structured.taskId}"]`, { state: "detached" })
         expect((await page.textContent("#requests")) ?? "").not.toContain("deploy check")
 
         // the audit, in the page
