@@ -96,7 +96,7 @@ export const ensureDaemon = (socket: string, input: TerminalConfig.TerminalConfi
     if (yield* answers(socket)) return
     const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), "bin.js")
     const logFile = path.join(Paths.stateDir(), "daemon.log")
-    fs.mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 })
+    StateFiles.makeDirectory(path.dirname(logFile), 0o700)
     yield* Effect.logInfo(`agent-terminal: starting the daemon on ${socket} (log: ${logFile})`)
     const log = fs.openSync(logFile, "a", 0o600)
     const from = fs.fstatSync(log).size

@@ -27,15 +27,20 @@ import * as Settings from "./Settings.js"
 
 export { options, type ServeOptions } from "./ServeOptions.js"
 
-/** Log lines appended to `file` (logfmt), and nothing to stdout or stderr. */
-const fileLogger = (file: string) => {
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
-  const fd = StateFiles.openPrivate(file, fs.constants.O_CREAT | fs.constants.O_APPEND)
-  return Layer.mergeAll(
+/** Log lines appended to `file` (logfmt), and nothing to stdout or stderr; why the file cannot be kept, if not. */
+const fileLogger = (file: string): Either.Either<Layer.Layer<never>, string> => {
+  let fd: number
+  try {
+    StateFiles.makeDirectory(path.dirname(file))
+    fd = StateFiles.openPrivate(file, fs.constants.O_CREAT | fs.constants.O_APPEND)
+  } catch (error) {
+    return Either.left(`cannot keep the log file ${file}: ${(error as Error).message}`)
+  }
+  return Either.right(Layer.mergeAll(
     Logger.remove(Logger.defaultLogger),
     Logger.remove(Logger.prettyLoggerDefault),
     Logger.add(Logger.map(Logger.logfmtLogger, (line) => fs.writeSync(fd, `${line}\n`)))
-  )
+  ))
 }
 
 /** The token of `--http` cannot be loaded (a loose token file, two sources…). */
@@ -120,7 +125,8 @@ const start = <E extends StartError>(
  * [--nats URL --machine NAME [--label L]…] [settings…]`.
  */
 export const run = (parsed: ServeOptions) => {
-  const logger = Option.match(parsed.logFile, { onNone: () => Settings.stderrLogger, onSome: fileLogger })
+  const logger = Option.match(parsed.logFile, { onNone: () => Either.right(Settings.stderrLogger), onSome: fileLogger })
+  if (Either.isLeft(logger)) return Settings.refuse("logFile", logger.left)
   return Settings.withSettings(
     parsed,
     (settings) =>
@@ -150,5 +156,5 @@ export const run = (parsed: ServeOptions) => {
               }))
           }
         }))
-  ).pipe(Effect.provide(logger))
+  ).pipe(Effect.provide(logger.right))
 }

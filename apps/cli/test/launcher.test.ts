@@ -250,4 +250,31 @@ describe.runIf(fs.existsSync(bin))("the binary (pnpm build)", () => {
     expect(missing).toMatchObject({ status: 1, stdout: "" })
     expect(missing.stderr).toContain("no-such.cast")
   })
+
+  it("a directory it must make where none can be (under /proc) is refused at once, with the reason and the path", () => {
+    // Node's mkdir with `recursive: true` spins a core there, deaf to SIGTERM: each run is killed if it spins
+    const root = tempDir()
+    const env = { AGENT_TERMINAL_STATE_DIR: path.join(root, "state"), XDG_RUNTIME_DIR: path.join(root, "run") }
+    const nowhere = `/proc/agent-terminal-test-${process.pid}`
+    const cases: ReadonlyArray<[ReadonlyArray<string>, Record<string, string>, string]> = [
+      [["serve", "--socket", `${nowhere}/d.sock`], {}, `cannot prepare ${nowhere}`],
+      [["serve", "--socket", path.join(root, "d.sock"), "--log-file", `${nowhere}/d.log`], {}, `${nowhere}/d.log`],
+      [["serve", "--socket", path.join(root, "d.sock")], { AGENT_TERMINAL_STATE_DIR: `${nowhere}/state` }, nowhere],
+      [["mcp", "--http", "0", "--token-file", `${nowhere}/token`], {}, `cannot create the state directory ${nowhere}`]
+    ]
+    for (const [args, more, said] of cases) {
+      const run = spawnSync(process.execPath, [bin, ...args], {
+        encoding: "utf8",
+        input: "",
+        timeout: 30_000,
+        killSignal: "SIGKILL",
+        env: { ...process.env, ...env, ...more }
+      })
+      expect({ args, signal: run.signal, stdout: run.stdout }).toEqual({ args, signal: null, stdout: "" })
+      expect(run.status).toBeGreaterThan(0)
+      expect(run.stderr).toContain(said)
+      expect(run.stderr).toContain("ENOENT")
+      expect(run.stderr).not.toMatch(/^\s+at /m)
+    }
+  })
 })

@@ -56,13 +56,35 @@ export const problem = (stateDir: string): string | undefined => {
 }
 
 /**
+ * `dir` and its missing parents, each made with one plain `mkdir` from the top (`mode` for each made here; an
+ * existing directory is kept as it is). Node's own `mkdir` with `recursive: true` loops forever under a file
+ * system that answers `ENOENT` for a directory it cannot hold (`/proc/x/y` spins a core, and the event loop
+ * with it): here that `ENOENT` is the error thrown, as for any other refusal.
+ *
+ * @since 0.4.0
+ */
+export const makeDirectory = (dir: string, mode?: number): void => {
+  if (isDirectory(dir)) return
+  const parent = path.dirname(dir)
+  if (parent !== dir) makeDirectory(parent, mode)
+  try {
+    fs.mkdirSync(dir, { mode })
+  } catch (error) {
+    // made meanwhile by another process: that is as good
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isDirectory(dir)) throw error
+  }
+}
+
+const isDirectory = (dir: string) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true
+
+/**
  * A directory of ours: created 0700 if missing, else it must be a directory (not a link) of this user.
  * Throws an `Error` with the reason.
  *
  * @since 0.3.0
  */
 export const privateDirectory = (dir: string): void => {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirectory(dir, 0o700)
   const stat = fs.lstatSync(dir)
   if (stat.isSymbolicLink()) throw new Error(`${dir} is a symbolic link`)
   if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`)

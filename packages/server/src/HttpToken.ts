@@ -137,11 +137,27 @@ type Either<A> = { readonly value: A; readonly error?: undefined } | {
   readonly value?: undefined
 }
 
+/**
+ * `dir` and its missing parents, 0700, each with one plain `mkdir`: Node's `recursive: true` loops forever where
+ * a file system answers `ENOENT` for a directory it cannot hold (`/proc/x/y`). (`StateFiles.makeDirectory` of
+ * `@agent-terminal/node` is the same walk; this package does not depend on that one, which brings node-pty.)
+ */
+const makeDirectory = (dir: string): void => {
+  const isDirectory = () => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true
+  if (isDirectory()) return
+  if (path.dirname(dir) !== dir) makeDirectory(path.dirname(dir))
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isDirectory()) throw error
+  }
+}
+
 /** Create the file with a new token, atomically and without following or replacing anything. */
 const createTokenFile = (file: string): Either<string> => {
   const dir = path.dirname(file)
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeDirectory(dir)
   } catch (error) {
     return { error: `cannot create the state directory ${dir}: ${(error as Error).message}` }
   }

@@ -1,3 +1,4 @@
+import { StateFiles } from "@agent-terminal/node"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -30,7 +31,7 @@ export const prepareDirectory = (socket: string): Effect.Effect<void, SocketUnav
     try {
       let stat = lstatOrUndefined(dir)
       if (stat === undefined) {
-        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        StateFiles.makeDirectory(dir, 0o700)
         stat = fs.lstatSync(dir)
         // created here: ours to make 0700 whatever the umask did
         if ((stat.mode & 0o777) !== 0o700) fs.chmodSync(dir, 0o700)

@@ -3,6 +3,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -84,7 +85,7 @@ export const clientLayer = (options: { readonly filename: string }): Layer.Layer
   Layer.unwrapEffect(
     Effect.try({
       try: () => {
-        fs.mkdirSync(path.dirname(options.filename), { recursive: true, mode: 0o700 })
+        StateFiles.makeDirectory(path.dirname(options.filename), 0o700)
         // 0600 before SQLite opens it (its -wal and -shm files take the database's mode): it holds the
         // owners' secret hashes. Opened without following a link, and SQLite's companions, which it opens by
         // name, checked for links too: a link here made the server chmod (and write) whatever it pointed at.
@@ -96,7 +97,14 @@ export const clientLayer = (options: { readonly filename: string }): Layer.Layer
       },
       catch: (cause) => new RegistryError({ operation: `open ${options.filename}`, cause })
     })
-  ).pipe(Layer.catchAllCause((cause) => Layer.fail(new RegistryError({ operation: "open", cause }))))
+  ).pipe(Layer.catchAllCause((cause) =>
+    Layer.fail(
+      Option.filter(Cause.failureOption(cause), (failure) => failure instanceof RegistryError).pipe(
+        // SQLite's own refusal: its error, not the cause's print with its stacks
+        Option.getOrElse(() => new RegistryError({ operation: `open ${options.filename}`, cause: Cause.squash(cause) }))
+      )
+    )
+  ))
 
 const isLink = (file: string): boolean => {
   try {
