@@ -33,6 +33,7 @@ export const benchEntryPoints = {
   DaemonClient: "src/DaemonClient.ts",
   RpcFloor: "src/RpcFloor.ts",
   PtyHolder: "src/PtyHolder.ts",
+  InProcessSend: "src/InProcessSend.ts",
   IdleChild: "src/IdleChild.ts",
   FloodChild: "src/FloodChild.ts",
   FleetPeer: "src/FleetPeer.ts",

@@ -7,7 +7,11 @@
  *   its prompt (`SdkContractServer` with `pty`: our tool list and our result, no emulator, no shell integration),
  *   its CPU read as ours is: what an MCP server that sends to a pty pays at least.
  *
- * The three run side by side in each round, fresh processes, warmed up alike, and are measured in blocks taken in
+ * A fourth process splits our number: the same send without MCP (`InProcessSend`: `PtyService` over a real pty in a
+ * node of its own), `lean.send-cpu.in-process`; ours minus it is what the MCP layer over stdio costs, the SDK's
+ * server minus node-pty's loop what the SDK's does.
+ *
+ * The four run side by side in each round, fresh processes, warmed up alike, and are measured in blocks taken in
  * turn (the order rotating), so that each round's ratios compare CPU spent in the same seconds. A round's ratio is
  * its sums' ratio; the row's ratio is the median of the rounds'.
  *
@@ -71,15 +75,18 @@ const sdkPty = (contractFile: string) =>
     return mcpSender(connection, "floor")
   })
 
-/** The bare node-pty loop in a forked node (`PtyHolder serve`), its own CPU per block. */
-const nodePty = () =>
+/**
+ * A sender in a forked node that measures itself (`PtyHolder serve`, `InProcessSend`): `{ ready }` once it can
+ * send, then `{ cpuUs }`, its own CPU, for each `{ sends }`.
+ */
+const forkedSender = (module: string, args: ReadonlyArray<string>) =>
   promise(() =>
     new Promise<Sender>((resolve, reject) => {
-      const forked = Forked.fork("./PtyHolder.js", ["serve"])
+      const forked = Forked.fork(module, args)
       const exited = new Promise<void>((done) => forked.once("exit", () => done()))
       let next: { readonly answered: (cpuUs: number) => void; readonly failed: (error: Error) => void } | undefined
       forked.once("exit", (code) => {
-        const error = new Error(`PtyHolder serve exited with ${code}`)
+        const error = new Error(`${module} ${args.join(" ")} exited with ${code}`)
         reject(error)
         next?.failed(error)
       })
@@ -102,6 +109,12 @@ const nodePty = () =>
     })
   )
 
+/** The bare node-pty loop (`PtyHolder serve`). */
+const nodePty = () => forkedSender("./PtyHolder.js", ["serve"])
+
+/** Our send without MCP: `PtyService` over `NodeTerminal.layer` in a node of its own (`InProcessSend`). */
+const inProcess = () => forkedSender("./InProcessSend.js", [])
+
 const opened = (sender: Effect.Effect<Sender>) =>
   Effect.acquireRelease(sender, (open) => promise(() => open.close().catch(() => undefined)))
 
@@ -109,6 +122,7 @@ interface Round {
   readonly ours: number
   readonly sdkPty: number
   readonly nodePty: number
+  readonly inProcess: number
 }
 
 /** `n` sends of each sender in `blocks` blocks taken in turn (the order rotating): CPU per send (µs), each's. */
@@ -120,11 +134,11 @@ const inTurn = async (senders: ReadonlyArray<Sender>, n: number, blocks: number)
       cpuUs[k]! += await senders[k]!.sends(n / blocks)
     }
   }
-  return { ours: cpuUs[0]! / n, sdkPty: cpuUs[1]! / n, nodePty: cpuUs[2]! / n }
+  return { ours: cpuUs[0]! / n, sdkPty: cpuUs[1]! / n, nodePty: cpuUs[2]! / n, inProcess: cpuUs[3]! / n }
 }
 
 /**
- * One round: the three started; their first `first` sends measured, then `warmup` more (not measured), then `n`
+ * One round: the four started; their first `first` sends measured, then `warmup` more (not measured), then `n`
  * measured, each part in `blocks` blocks taken in turn.
  */
 const round = (contractFile: string, sizes: { first: number; warmup: number; n: number; blocks: number }) =>
@@ -132,7 +146,8 @@ const round = (contractFile: string, sizes: { first: number; warmup: number; n: 
     const senders = [
       yield* opened(ours(contractFile)),
       yield* opened(sdkPty(contractFile)),
-      yield* opened(nodePty())
+      yield* opened(nodePty()),
+      yield* opened(inProcess())
     ]
     return yield* promise(async () => {
       const first = await inTurn(senders, sizes.first, sizes.blocks)
@@ -154,14 +169,19 @@ export const send = (options: RunOptions) =>
     const { blocks, n } = sizes
     const warmup = sizes.first + sizes.warmup
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-terminal-send-"))
-    const perSender = () => ({ ours: [] as Array<number>, sdkPty: [] as Array<number>, nodePty: [] as Array<number> })
+    const perSender = () => ({
+      ours: [] as Array<number>,
+      sdkPty: [] as Array<number>,
+      nodePty: [] as Array<number>,
+      inProcess: [] as Array<number>
+    })
     const samples = perSender()
     const first = perSender()
     yield* Effect.ensuring(
       Effect.gen(function*() {
         for (let i = 0; i < rounds; i++) {
           const measured = yield* round(path.join(dir, "contract.json"), sizes)
-          for (const key of ["ours", "sdkPty", "nodePty"] as const) {
+          for (const key of ["ours", "sdkPty", "nodePty", "inProcess"] as const) {
             samples[key].push(measured.steady[key])
             first[key].push(measured.first[key])
           }
@@ -241,6 +261,24 @@ export const send = (options: RunOptions) =>
           }; ours per round to node-pty's ${perRound(first.ours, first.nodePty)}, to the SDK's ${
             perRound(first.ours, first.sdkPty)
           }`
+        ]
+      },
+      {
+        name: "lean.send-cpu.in-process",
+        group,
+        kind: "ours",
+        unit: "µs CPU/send",
+        ...distribution(samples.inProcess),
+        compared: [comparePaired(samples.inProcess, samples.nodePty, floorRow)],
+        notes: [
+          "the same send without MCP: PtyService.send of true over NodeTerminal.layer (a real pty and bash, the " +
+          `shell integration, the emulator, the readiness race, the audit) in a node of its own, its CPU, ${measuredAs}; ` +
+          `rounds ${listed(samples.inProcess)} (no target: it splits lean.send-cpu)`,
+          `the MCP layer over stdio, per round: ours minus this ${
+            listed(samples.ours.map((v, i) => v - samples.inProcess[i]!))
+          } µs; the SDK's server minus node-pty's loop ${
+            listed(samples.sdkPty.map((v, i) => v - samples.nodePty[i]!))
+          } µs`
         ]
       }
     ] satisfies Array<Metric>
