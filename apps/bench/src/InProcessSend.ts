@@ -28,7 +28,7 @@ const serve = Effect.gen(function*() {
   )
   process.on("message", (message: { readonly sends: number }) => {
     const before = process.cpuUsage()
-    void runPromise(Effect.repeatN(send, message.sends - 1)).then(
+    void runPromise(message.sends > 0 ? Effect.repeatN(send, message.sends - 1) : Effect.void).then(
       () => {
         const used = process.cpuUsage(before)
         process.send?.({ cpuUs: used.user + used.system })
