@@ -19,11 +19,11 @@ import { McpServer } from "@effect/ai"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
+import * as CallWorkers from "./internal/callWorkers.js"
 import * as JsonRpc from "./internal/jsonRpc.js"
 import * as Progress from "./internal/progress.js"
 import * as ToolRequests from "./internal/toolRequests.js"
@@ -86,7 +86,7 @@ export const makeProtocol = (
       const codec = JsonRpc.makeCodec(options.instructions)
       const toolList = McpTools.list(options.deployment)
       const forwarded = yield* Mailbox.make<RpcMessage.FromClientEncoded>()
-      const calls = new Map<string, Fiber.RuntimeFiber<void>>()
+      const calls = CallWorkers.make(runFork)
       let open = true
       const write = (message: object) => {
         if (open) options.output.write(`${JSON.stringify(message)}\n`)
@@ -103,9 +103,9 @@ export const makeProtocol = (
       }
 
       const serveTool = (request: ToolRequests.ToolRequest) => {
-        const key = ToolRequests.idKey(request.id)
         const call = ToolRequests.serve(caller, options.owner, request)
-        const fiber = runFork(
+        calls.run(
+          ToolRequests.idKey(request.id),
           Effect.map(
             request.progressToken === undefined ? call : Progress.reporting(call, {
               token: request.progressToken,
@@ -116,10 +116,6 @@ export const makeProtocol = (
             write
           )
         )
-        calls.set(key, fiber)
-        // an observer rather than `ensuring` (a mask and a finalizer region per call): the entry goes when the
-        // fiber ends, however it ends
-        fiber.addObserver(() => calls.delete(key))
       }
 
       const onLine = (line: string) => {
@@ -129,11 +125,7 @@ export const makeProtocol = (
         const listId = ToolRequests.toolListId(message)
         if (listId !== undefined) return write(JsonRpc.resultResponse(listId, toolList))
         const cancelled = ToolRequests.cancelledId(message)
-        const call = cancelled === undefined ? undefined : calls.get(ToolRequests.idKey(cancelled))
-        if (call !== undefined) {
-          runFork(Fiber.interrupt(call))
-          return
-        }
+        if (cancelled !== undefined && calls.interrupt(ToolRequests.idKey(cancelled))) return
         const route = codec.route(message)
         if (route._tag === "Answer") write(route.response)
         else if (route._tag === "Forward") forwarded.unsafeOffer(route.message)
@@ -149,7 +141,7 @@ export const makeProtocol = (
           options.input.off("data", onData)
           options.input.off("error", onError)
           options.output.off("error", onError)
-        }).pipe(Effect.zipRight(Fiber.interruptAll(calls.values())))
+        }).pipe(Effect.zipRight(calls.interruptAll))
       )
 
       yield* forwarded.take.pipe(
