@@ -25,8 +25,6 @@ export interface CallWorkers {
 interface Worker {
   /** The key of the call it runs, when it runs one. */
   key: string | undefined
-  /** The call it is given before it first waits. */
-  first: Effect.Effect<boolean> | undefined
   /** Hands it its next call, while it waits. */
   resume: ((call: Effect.Effect<boolean>) => void) | undefined
   fiber: Fiber.RuntimeFiber<void> | undefined
@@ -41,19 +39,6 @@ export const make = (
   const idle: Array<Worker> = []
   const running = new Map<string, Worker>()
 
-  /** Where a worker waits: it is idle only while it can be handed a call (`resume` set). */
-  const next = (worker: Worker) =>
-    Effect.async<boolean>((resume) => {
-      const first = worker.first
-      if (first !== undefined) {
-        worker.first = undefined
-        resume(first)
-        return
-      }
-      worker.resume = resume
-      idle.push(worker)
-    })
-
   /** After a call: whether the worker waits for another (false: enough wait already, it ends). */
   const done = (worker: Worker, key: string) => {
     if (running.get(key) === worker) running.delete(key)
@@ -65,16 +50,18 @@ export const make = (
   const job = (worker: Worker, key: string, call: Effect.Effect<void>) => Effect.map(call, () => done(worker, key))
 
   const start = (key: string, call: Effect.Effect<void>) => {
-    const worker: Worker = { key, first: undefined, resume: undefined, fiber: undefined }
-    worker.first = job(worker, key, call)
-    const loop: Effect.Effect<void> = Effect.flatMap(
-      next(worker),
-      (again) => again ? Effect.suspend(() => loop) : Effect.void
-    )
+    const worker: Worker = { key, resume: undefined, fiber: undefined }
+    // it waits idle only while it can be handed a call (`resume` set), and runs what it is handed
+    const next = Effect.async<boolean>((resume) => {
+      worker.resume = resume
+      idle.push(worker)
+    })
+    const loop = (again: boolean): Effect.Effect<void> => again ? Effect.flatMap(next, loop) : Effect.void
     workers.add(worker)
     running.set(key, worker)
-    const fiber = runFork(loop)
+    const fiber = runFork(Effect.flatMap(job(worker, key, call), loop))
     worker.fiber = fiber
+    // called at once if the fiber already ended
     fiber.addObserver(() => {
       workers.delete(worker)
       const waiting = idle.indexOf(worker)
