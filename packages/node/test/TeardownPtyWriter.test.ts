@@ -60,13 +60,16 @@ describe("the pty writer", () => {
         expect(all.subarray(100_000).every((b) => b === 2)).toBe(true)
       }), (pipe) => Effect.sync(pipe.close)))
 
-  it.live("a small write lands at once; a closed writer or a closed pty completes writes without writing", () =>
+  it.live("a small write lands at once, in the call; a closed writer or a closed pty completes writes without writing", () =>
     Effect.acquireUseRelease(Effect.sync(fifo), (pipe) =>
       Effect.gen(function*() {
         let open = true
         const writer = makePtyWriter(pipe.writer, () => open)
         yield* writer.write(new TextEncoder().encode("hello\r"))
         expect(pipe.drain().toString()).toBe("hello\r")
+        // it completes in the call, without suspending its fiber: `runSync` throws on an asynchronous effect
+        Effect.runSync(writer.write(new TextEncoder().encode("again\r")))
+        expect(pipe.drain().toString()).toBe("again\r")
         open = false
         yield* writer.write(bytes(10, 3))
         expect(pipe.drain().length).toBe(0)

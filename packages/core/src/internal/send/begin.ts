@@ -81,14 +81,15 @@ const write = (
   const baseline = runtime.shell.seq
   const bytesAtWrite = runtime.activity.bytes
   const started = timers.now()
-  return Effect.map(
-    (delivery?.effect ?? runtime.process.write(input)).pipe(Effect.onError(() =>
-      Effect.sync(() => {
-        runtime.emulator.finish(capture)
-        if (output !== undefined) runtime.emulator.unwatch(output)
-      })
-    )),
-    () => {
+  // One match rather than `onError` and `map` (a mask and five more runtime operations a send): the callers run
+  // this uninterruptibly (`exclusive`, `reserved`), so the failure's clean-up is not skipped by an interruption.
+  return Effect.matchCauseEffect(delivery?.effect ?? runtime.process.write(input), {
+    onFailure: (cause) => {
+      runtime.emulator.finish(capture)
+      if (output !== undefined) runtime.emulator.unwatch(output)
+      return Effect.failCause(cause)
+    },
+    onSuccess: () => {
       const watch: Watch = {
         session: runtime,
         inspector,
@@ -110,7 +111,7 @@ const write = (
         listenersBefore,
         signalled: delivery !== undefined
       }
-      return { watch, capture, baseline, started }
+      return Effect.succeed({ watch, capture, baseline, started })
     }
-  )
+  })
 }

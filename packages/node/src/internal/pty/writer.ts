@@ -4,7 +4,15 @@ import * as fs from "node:fs"
 interface Pending {
   readonly bytes: Uint8Array
   offset: number
-  readonly done: () => void
+  /** All its bytes are in the kernel, or the writer was closed. */
+  finished: boolean
+  /** Told when it finishes: set only by a write that had to wait. */
+  onFinished: (() => void) | undefined
+}
+
+const finish = (pending: Pending) => {
+  pending.finished = true
+  pending.onFinished?.()
 }
 
 /** Input to a pty master, in call order; each write completes once all its bytes are in the kernel. */
@@ -35,7 +43,7 @@ export const makePtyWriter = (fd: number, isOpen: () => boolean): PtyWriter => {
   let timeout: ReturnType<typeof setTimeout> | undefined
 
   const drop = () => {
-    for (const pending of queue.splice(0)) pending.done()
+    for (const pending of queue.splice(0)) finish(pending)
   }
   const retry = () => {
     stalls++
@@ -61,17 +69,25 @@ export const makePtyWriter = (fd: number, isOpen: () => boolean): PtyWriter => {
       }
       if (head.offset >= head.bytes.length) {
         queue.shift()
-        head.done()
+        finish(head)
       }
     }
   }
 
   return {
+    // The common write lands at once, in the call (a pty's input queue has room): it completes without
+    // suspending the fiber; only one that waits behind others or for room is asynchronous.
     write: (data) =>
-      Effect.async<void>((resume) => {
-        if (closed || data.length === 0) return resume(Effect.void)
-        queue.push({ bytes: data, offset: 0, done: () => resume(Effect.void) })
+      Effect.suspend(() => {
+        if (closed || data.length === 0) return Effect.void
+        const pending: Pending = { bytes: data, offset: 0, finished: false, onFinished: undefined }
+        queue.push(pending)
         if (queue.length === 1) pump()
+        if (pending.finished) return Effect.void
+        return Effect.async<void>((resume) => {
+          if (pending.finished) return resume(Effect.void)
+          pending.onFinished = () => resume(Effect.void)
+        })
       }),
     close: () => {
       closed = true
