@@ -115,6 +115,18 @@ layer(TestTerminal(), { excludeTestServices: true })("a persistent bash session"
       expect((yield* send("nosuchcommand-xyz")).exitCode).toBe(127)
     }))
 
+  it.scoped("a prompt readline draws again (C-l) settles by prompt, its status the last command's", () =>
+    Effect.gen(function*() {
+      const { id, send, service } = yield* openShell()
+      expect((yield* send("(exit 4)")).exitCode).toBe(4)
+      // readline clears the screen and draws the prompt again: both of its markers come with it
+      const redrawn = yield* service.send(owner, id, { keys: ["C-l"] })
+      expect(redrawn.waitReason).toBe("prompt")
+      expect(redrawn.exitCode).toBe(4)
+      expect(redrawn.output).toBe("")
+      expect((yield* send("echo after")).output).toBe("after")
+    }))
+
   it.scoped("sends quotes and ! verbatim (13)", () =>
     Effect.gen(function*() {
       const { send } = yield* openShell()

@@ -16,7 +16,8 @@ import * as Layer from "effect/Layer"
  */
 export const promptText = "$ "
 
-const osc = (kind: ShellMarkers.MarkerKind, nonce: string) => `\\033]${ShellMarkers.OSC_NUMBER};${kind};${nonce}\\007`
+const osc = (kind: ShellMarkers.MarkerKind, nonce: string, extra?: string) =>
+  `\\033]${ShellMarkers.OSC_NUMBER};${kind};${nonce}${extra === undefined ? "" : `;${extra}`}\\007`
 
 /**
  * The init script, run once by the first `PROMPT_COMMAND` (bash reads no rc file): it defines the hook,
@@ -26,13 +27,16 @@ const osc = (kind: ShellMarkers.MarkerKind, nonce: string) => `\\033]${ShellMark
  * @since 0.1.0
  */
 export const initScript = (nonce: string): string => {
-  const ps1 = `${promptText}\\[${osc("B", nonce)}\\]`
+  // The prompt-start marker is in the prompt itself, with `$?` (the hook hands the status back as it
+  // returns): readline writes the prompt in one piece, so the prompt costs one write and one read less than a
+  // marker printed by the hook, and a prompt readline redraws (a resize, C-l) comes with both markers, as
+  // zsh's and fish's do.
+  const ps1 = `\\[${osc("D", nonce, "$?")}\\]${promptText}\\[${osc("B", nonce)}\\]`
   const ps2 = `\\[${osc("P", nonce)}\\]> `
   const ps0 = osc("C", nonce)
   return [
     `__agent_terminal_prompt() {`,
     `  local __agent_terminal_status=$?`,
-    `  printf '\\033]${ShellMarkers.OSC_NUMBER};D;${nonce};%s\\007' "$__agent_terminal_status"`,
     `  PS1='${ps1}'`,
     `  PS2='${ps2}'`,
     `  PS0='${ps0}'`,
