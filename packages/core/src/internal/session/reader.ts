@@ -15,6 +15,13 @@ import type { SessionRuntime } from "./runtime.js"
 const SLICE_BYTES = 16 * 1024
 
 /**
+ * The sink's count of what it parsed is reset at the end of a turn only once it holds this much (or a chunk was
+ * declined): a send's few small chunks (its echo, the markers, the prompt) then cost no `setImmediate` each, and a
+ * turn still parses at least `SLICE_BYTES - RESET_AFTER_BYTES` in the sink (the count only ever over-counts a turn).
+ */
+const RESET_AFTER_BYTES = 4 * 1024
+
+/**
  * Wire a spawned process to its emulator: the single reader feeds every chunk to the emulator (which
  * fires markers and queues query answers), writes the answers back, and wakes the waiters. Forked into
  * the session's scope, so closing the session stops it.
@@ -65,10 +72,20 @@ export const startReader = (
     })
     /** Chunks the sink declined: in the mailbox, or taken by the loop and not parsed yet. */
     let declined = 0
-    /** Parsed by the sink in this turn of the event loop (reset on the next turn). */
+    /**
+     * Parsed by the sink since the count was last reset: this turn's bytes, and possibly some of earlier turns'
+     * (below `RESET_AFTER_BYTES`, whose count is reset only once it matters).
+     */
     let turnBytes = 0
+    let resetPending = false
     const turnEnded = () => {
       turnBytes = 0
+      resetPending = false
+    }
+    const resetAtTurnEnd = () => {
+      if (resetPending) return
+      resetPending = true
+      onNextTurn(turnEnded)
     }
     /**
      * Output parsed in the backend's read callback itself (no fiber hop per chunk), while nothing declined
@@ -80,10 +97,11 @@ export const startReader = (
     const sink = (chunk: Uint8Array): boolean => {
       if (declined > 0 || turnBytes + chunk.length > SLICE_BYTES) {
         declined++
+        resetAtTurnEnd()
         return false
       }
-      if (turnBytes === 0) onNextTurn(turnEnded)
       turnBytes += chunk.length
+      if (turnBytes >= RESET_AFTER_BYTES) resetAtTurnEnd()
       parse(chunk)
       if (!woke()) runFork(publish)
       return true
