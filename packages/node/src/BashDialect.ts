@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 export const promptText = "$ "
 
 const osc = (kind: ShellMarkers.MarkerKind, nonce: string, extra?: string) =>
-  `\\033]${ShellMarkers.OSC_NUMBER};${kind};${nonce}${extra === undefined ? "" : `;${extra}`}\\007`
+  `\\033]${ShellMarkers.payload(kind, nonce, extra)}\\007`
 
 /**
  * The init script, run once by the first `PROMPT_COMMAND` (bash reads no rc file): it defines the hook,

@@ -20,8 +20,8 @@ import { ShellMarkers } from "@agent-terminal/terminal"
  */
 export const promptText = "> "
 
-const osc = (kind: ShellMarkers.MarkerKind, nonce: string, extra = "") =>
-  `\\e]${ShellMarkers.OSC_NUMBER};${kind};${nonce}${extra}\\a`
+const osc = (kind: ShellMarkers.MarkerKind, nonce: string, extra?: string) =>
+  `\\e]${ShellMarkers.payload(kind, nonce, extra)}\\a`
 
 /**
  * A key no terminal sends, bound once to a repaint of the prompt: the session types it at the first prompt
@@ -52,7 +52,7 @@ export const initScript = (nonce: string): string =>
     `set -g fish_autosuggestion_enabled 0`,
     `function fish_title; end`,
     `function __agent_terminal_prompt`,
-    `  printf '${osc("D", nonce, ";%s")}${promptText}${osc("B", nonce)}' $status`,
+    `  printf '${osc("D", nonce, "%s")}${promptText}${osc("B", nonce)}' $status`,
     `end`,
     `function __agent_terminal_reassert --on-event fish_prompt`,
     `  functions -e fish_prompt`,

@@ -33,8 +33,8 @@ export const promptText = "PS> "
 export const startupLine = ". ([scriptblock]::Create($env:AGENT_TERMINAL_INIT))"
 
 /** A marker as a PowerShell string expression (no escape character on the screen when it is echoed). */
-const marker = (kind: ShellMarkers.MarkerKind, nonce: string, extra = "") =>
-  `$([char]27)]${ShellMarkers.OSC_NUMBER};${kind};${nonce}${extra}$([char]7)`
+const marker = (kind: ShellMarkers.MarkerKind, nonce: string, extra?: string) =>
+  `$([char]27)]${ShellMarkers.payload(kind, nonce, extra)}$([char]7)`
 
 /**
  * The init script. `$?` and `$LASTEXITCODE` give the status: 0 when the last command succeeded, else the
@@ -53,7 +53,7 @@ export const initScript = (nonce: string): string =>
     `Set-Item -Path function:global:prompt -Options ReadOnly -Force -Value {`,
     `  $status = if ($global:?) { 0 } elseif ($global:LASTEXITCODE -is [int] -and $global:LASTEXITCODE -ne 0) ` +
     `{ $global:LASTEXITCODE } else { 1 }`,
-    `  "${marker("D", nonce, ";$status")}${promptText}${marker("B", nonce)}"`,
+    `  "${marker("D", nonce, "$status")}${promptText}${marker("B", nonce)}"`,
     `}`,
     `if (Test-Path function:PSConsoleHostReadLine) {`,
     `  $global:__agent_terminal_readline = $function:PSConsoleHostReadLine`,

@@ -31,7 +31,7 @@ export const zdotdir = fileURLToPath(new URL("../shell/zsh", import.meta.url))
 
 /** A marker inside a zsh prompt: `%{…%}` tells zle it takes no room on the screen. */
 const promptMarker = (kind: ShellMarkers.MarkerKind, nonce: string, extra?: string) =>
-  `%{\\e]${ShellMarkers.OSC_NUMBER};${kind};${nonce}${extra === undefined ? "" : `;${extra}`}\\a%}`
+  `%{\\e]${ShellMarkers.payload(kind, nonce, extra)}\\a%}`
 
 /**
  * The init script, evaluated once by `.zshrc`: it defines and installs the hooks, hides the integration's
@@ -55,7 +55,7 @@ export const initScript = (nonce: string): string => {
     `  setopt prompt_percent prompt_cr prompt_sp`,
     `}`,
     `__agent_terminal_preexec() {`,
-    `  print -rn -- $'\\e]${ShellMarkers.OSC_NUMBER};C;${nonce}\\a'`,
+    `  print -rn -- $'\\e]${ShellMarkers.payload("C", nonce)}\\a'`,
     `}`,
     `typeset -ga precmd_functions preexec_functions`,
     `precmd_functions+=(__agent_terminal_precmd)`,

@@ -59,9 +59,18 @@ export const decode = (payload: string, nonce: string): ShellMarker | undefined 
 }
 
 /**
+ * A marker's OSC payload (`7331;D;<nonce>;<extra>`), for a dialect to frame with its shell's own escapes; `extra`
+ * is what follows the nonce (a `D` marker's status, or the shell's expression for it).
+ *
+ * @since 0.4.0
+ */
+export const payload = (kind: MarkerKind, nonce: string, extra?: string): string =>
+  `${OSC_NUMBER};${kind};${nonce}${extra === undefined ? "" : `;${extra}`}`
+
+/**
  * The escape sequence for a marker, as a shell prints it (`\x1b]7331;B;<nonce>\x07`).
  *
  * @since 0.1.0
  */
 export const encode = (kind: MarkerKind, nonce: string, extra?: string): string =>
-  `\x1b]${OSC_NUMBER};${kind};${nonce}${extra === undefined ? "" : `;${extra}`}\x07`
+  `\x1b]${payload(kind, nonce, extra)}\x07`
