@@ -4,7 +4,6 @@
  */
 import { Utf8 } from "@agent-terminal/terminal"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
 import type { SendRequest } from "../../Session.js"
 import type { CancelSignal } from "../clock/wake.js"
 import { listenersNow } from "../readiness/listening.js"
@@ -27,14 +26,19 @@ export interface Delivery {
   readonly kind: Input.InputKind
 }
 
-/** Probe, open the capture at the cursor, write: what both a foreground and a background send start with. */
+/**
+ * Probe, open the capture at the cursor, write: what both a foreground and a background send start with. It runs
+ * inside the slot's uninterruptible region (`exclusive`, `reserved`), whose `restore` it takes to make the probe
+ * interruptible: the capture and the watch it opens before the write are closed again if the write fails, and no
+ * interruption can come between.
+ */
 export const begin = (
   deps: Deps,
   runtime: SessionRuntime,
   request: Pick<SendRequest, "text" | "paste" | "submit" | "waitFor" | "idleMs">,
   input: string,
   timeoutMs: number,
-  interruptible: Restore = identity,
+  interruptible: Restore,
   cancel?: CancelSignal,
   delivery?: Delivery
 ) =>
@@ -81,8 +85,8 @@ const write = (
   const baseline = runtime.shell.seq
   const bytesAtWrite = runtime.activity.bytes
   const started = timers.now()
-  // One match rather than `onError` and `map` (a mask and five more runtime operations a send): the callers run
-  // this uninterruptibly (`exclusive`, `reserved`), so the failure's clean-up is not skipped by an interruption.
+  // One match rather than `onError` and `map` (a mask and five more runtime operations a send): this runs in the
+  // slot's uninterruptible region (see `begin`), so the failure's clean-up is not skipped by an interruption.
   return Effect.matchCauseEffect(delivery?.effect ?? runtime.process.write(input), {
     onFailure: (cause) => {
       runtime.emulator.finish(capture)
