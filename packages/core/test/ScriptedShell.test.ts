@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as Tracer from "effect/Tracer"
 import * as EnvPolicy from "../src/EnvPolicy.js"
 import { OwnerId, SessionId } from "../src/Ids.js"
@@ -102,21 +103,46 @@ describe("the service over scripted shells (no kernel, no shell)", () => {
     }).pipe(Effect.provide(ScriptedShell.layerService())))
 })
 
-/** The scripted backend, counting what the session's output sink took and what it declined to the mailbox. */
+/**
+ * The scripted backend, counting what the session's output sink took and what it declined to the mailbox;
+ * `offer` hands a piece of output to the last session's sink as the backend's read callback does (declined: into
+ * the mailbox), and the scripted shell's own output goes the same way.
+ */
 const countingSink = () => {
-  const counts = { taken: 0, declined: 0 }
+  const counts: { taken: number; declined: number; offer: ((chunk: Uint8Array) => boolean) | undefined } = {
+    taken: 0,
+    declined: 0,
+    offer: undefined
+  }
   const backend = Layer.succeed(PtyBackend, {
     spawn: (request) =>
-      Effect.map(ScriptedShell.spawn(request), (process) => ({
-        ...process,
-        attachSink: (sink: (chunk: Uint8Array) => boolean) =>
-          process.attachSink!((chunk) => {
-            const taken = sink(chunk)
-            if (taken) counts.taken++
-            else counts.declined++
-            return taken
-          })
-      }))
+      Effect.gen(function*() {
+        const process = yield* ScriptedShell.spawn(request)
+        const output = yield* Mailbox.make<Uint8Array>()
+        let sink: (chunk: Uint8Array) => boolean = () => false
+        const offer = (chunk: Uint8Array) => {
+          const taken = sink(chunk)
+          if (taken) counts.taken++
+          else {
+            counts.declined++
+            output.unsafeOffer(chunk)
+          }
+          return taken
+        }
+        counts.offer = offer
+        process.attachSink!((chunk) => {
+          offer(chunk)
+          return true
+        })
+        yield* process.exited.pipe(Effect.zipRight(Effect.sync(() => output.unsafeDone(Exit.void))), Effect.forkScoped)
+        return {
+          ...process,
+          output,
+          attachSink: (next: (chunk: Uint8Array) => boolean) => {
+            sink = next
+          }
+        }
+      })
   })
   // the whole flood in one result: a bound above its 38 KB (the default is 32 KiB)
   const layer = PtyService.layerConfig({ shell: "scripted-shell", maxResultBytes: 256 * 1024 }).pipe(
@@ -148,6 +174,38 @@ describe("output read in the read callback, and through the mailbox when the sin
       const taken = counts.taken
       expect((yield* send("burst 300 50")).output).toBe(lines(300))
       expect(counts.taken).toBeGreaterThan(taken)
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("one session parses at most 16 KiB of output in the read callbacks of one turn; the rest keeps its order", () =>
+    Effect.gen(function*() {
+      const { id, send, service } = yield* openShell
+      yield* send("true")
+      // 64 pieces of 512 bytes (16 lines of 32) arrive in one turn of the event loop
+      const encoder = new TextEncoder()
+      const row = (piece: number, line: number) => `p${String(piece).padStart(3, "0")}-${String(line).padStart(2, "0")}`
+      const piece = (i: number, lines = 16) =>
+        encoder.encode(Array.from({ length: lines }, (_, j) => `${row(i, j).padEnd(30, ".")}\r\n`).join(""))
+      let taken = 0
+      for (let i = 0; i < 64; i++) if (counts.offer!(piece(i))) taken += piece(i).length
+      // the sink's bound (the loop all sessions share is not held longer), and most of it is still taken at once
+      expect(taken).toBeLessThanOrEqual(16 * 1024)
+      expect(taken).toBeGreaterThanOrEqual(12 * 1024)
+      // the loop parses the rest: all of it in the transcript, in order (the first row follows the prompt)
+      const expected = Array.from({ length: 64 * 16 }, (_, k) => row(Math.floor(k / 16), k % 16))
+      const rows = () =>
+        Effect.map(
+          service.read(owner, id, { count: 5000 }),
+          (read) => read.text.split("\n").flatMap((line) => /p\d{3}-\d{2}/.exec(line) ?? [])
+        )
+      let seen = yield* rows()
+      for (let wait = 0; wait < 100 && seen.length < expected.length; wait++) {
+        yield* Effect.sleep(10)
+        seen = yield* rows()
+      }
+      expect(seen).toEqual(expected)
+      // a later turn's output is parsed in the read callback again: 4 KiB, which the last turn's count would decline
+      yield* Effect.sleep(1)
+      expect(counts.offer!(piece(64, 128))).toBe(true)
     }).pipe(Effect.provide(layer)))
 })
 
