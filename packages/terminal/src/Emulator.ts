@@ -24,6 +24,7 @@ import {
   boundStringSequences,
   coreOf,
   eraseAbove,
+  lineAt,
   printsPlainLinesAtBottom,
   recoverFromThrow,
   SmallOscHandler
@@ -814,9 +815,9 @@ export class Emulator {
     }
     const lines = this.#normal.lines
     let index = this.#harvested - firstKept
-    let line = lines.get(index)
+    let line = lineAt(lines, index)
     while (this.#harvested < upTo) {
-      const next = lines.get(index + 1)
+      const next = lineAt(lines, index + 1)
       const wrapped = line?.isWrapped ?? false
       const text = line === undefined ? "" : lineText(line, !(next?.isWrapped ?? false), 0, undefined)
       const bytes = line === undefined ? 0 : ContentEnd.lastRow.bytes
@@ -837,7 +838,7 @@ export class Emulator {
 
   #line(row: number): CoreLine | undefined {
     const index = row - this.#origin - this.#trimmed
-    return index < 0 ? undefined : this.#normal.lines.get(index)
+    return lineAt(this.#normal.lines, index)
   }
 
   /** Where column `col` of `row` is in the row's text (a capture's or a watch's first row is cut there). */

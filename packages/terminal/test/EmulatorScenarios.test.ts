@@ -276,6 +276,18 @@ describe("Emulator scenarios", () => {
   })
 
   describe("captures", () => {
+    it("with xterm's scrollback full, the bottom row reads as itself (not as the row after it, the oldest kept)", () => {
+      // xterm keeps its rows in a ring: once its 64 rows of scrollback are full, the index past the bottom
+      // row is the oldest row kept, here a piece of the long line, which made the bottom row read as wrapped
+      const { emulator } = make({ scrollbackLines: 200, scrollbackMaxBytes: 10_000 })
+      emulator.write(`${"w".repeat(20 * 70 + 3)}\r\n`)
+      const capture = emulator.capture(emulator.cursor(), 1000)
+      emulator.write("1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n$ ")
+      expect(emulator.finish(capture).text).toBe("1\n2\n3\n4\n5\n6\n$ ")
+      expect(pageOf(emulator, { maxBytes: 10_000 }).text).toMatch(/w{3}\n1\n2\n3\n4\n5\n6\n\$ $/)
+      emulator.dispose()
+    })
+
     it("over the budget keep the head and the tail and count what is between", () => {
       const { emulator } = make({ cols: 20, rows: 5 })
       const capture = emulator.capture(emulator.cursor(), 30)

@@ -24,6 +24,13 @@ export interface CoreLines {
   readonly onTrim: Event<number>
 }
 
+/**
+ * Row `index` of a buffer's rows, or undefined past either end. xterm's own `get` does not check: the rows are
+ * a ring, and once the scrollback is full an index past the last row reads the first one kept (the oldest).
+ */
+export const lineAt = (lines: CoreLines, index: number): CoreLine | undefined =>
+  index >= 0 && index < lines.length ? lines.get(index) : undefined
+
 export interface CoreBuffer {
   readonly lines: CoreLines
   readonly x: number
@@ -116,7 +123,7 @@ export const eraseAbove = (core: Core, respectProtect: boolean): void => {
   handler._dirtyRowTracker.markDirty(y)
   handler._eraseInBufferLine(y, 0, buffer.x + 1, true, respectProtect)
   if (buffer.x + 1 >= cols) {
-    const below = buffer.lines.get(buffer.ybase + y + 1)
+    const below = lineAt(buffer.lines, buffer.ybase + y + 1)
     if (below !== undefined) below.isWrapped = false
   }
   while (y-- > 0) handler._resetBufferLine(y, respectProtect)
