@@ -18,7 +18,7 @@ import type { Captured, CapturedLine, Position } from "./Capture.js"
 import { Capture, omissionLine } from "./Capture.js"
 import * as ContentEnd from "./internal/contentEnd.js"
 import { capabilityReplies, Palette, windowPixels } from "./internal/replies.js"
-import { canSleep, joinState, restores, serializeScreen, setJoinState } from "./internal/sleep.js"
+import { canSleep, joinState, restores, serializeRows, setJoinState } from "./internal/sleep.js"
 import type { Core, CoreBuffer, CoreLine, Disposable } from "./internal/xtermCore.js"
 import {
   boundStringSequences,
@@ -246,10 +246,13 @@ export class Emulator {
   /** The last bytes written (not copied): where an undecoded character's start is, for `snapshot`. */
   #lastBytes: Uint8Array | undefined
   #serializer: SerializeAddon | undefined
-  /** The screen while the xterm instance is released (`sleep`), and the absolute row of its top. */
+  /**
+   * While the xterm instance is released (`sleep`): its rows (scrollback and screen) as the text that writes
+   * them back, and the absolute row of the screen's top.
+   */
   #asleep:
     | {
-      readonly screen: string
+      readonly text: string
       readonly cols: number
       readonly rows: number
       readonly top: number
@@ -337,7 +340,8 @@ export class Emulator {
 
   /**
    * Release the xterm instance of a quiet terminal (see `internal/sleep.ts`): nothing is open on it (no
-   * capture, no watch) and its whole state is its screen, its modes and its cursor, which are kept as text.
+   * capture, no watch) and its whole state is its rows (xterm's scrollback and the screen), its modes and its
+   * cursor, which are kept as text.
    * Whatever is asked of it next — output, the cursor, the screen, a page of the transcript, a snapshot — wakes
    * it first, into the state it had. The log is the emulator's own and stays. True when it is asleep.
    */
@@ -350,8 +354,8 @@ export class Emulator {
     const rows = this.#terminal.rows
     const top = this.#origin + this.#trimmed + this.#normal.ybase
     if (this.#harvested !== top || !canSleep(this.#core, cols, rows)) return false
-    const screen = serializeScreen(this.#terminal)
-    if (!restores(this.#terminal, this.#core, screen)) return false
+    const text = serializeRows(this.#terminal)
+    if (!restores(this.#terminal, this.#core, text)) return false
     const join = joinState(this.#core)
     this.#release()
     // let the instance go: every use wakes a new one first (`#awake`)
@@ -359,7 +363,7 @@ export class Emulator {
     this.#core = released()
     this.#normal = released()
     this.#trimListener = released()
-    this.#asleep = { screen, cols, rows, top, joinState: join }
+    this.#asleep = { text, cols, rows, top, joinState: join }
     return true
   }
 
@@ -387,7 +391,7 @@ export class Emulator {
     this.#start(asleep.cols, asleep.rows)
     this.#replaying = true
     try {
-      this.#core.writeSync(asleep.screen)
+      this.#core.writeSync(asleep.text)
     } finally {
       this.#replaying = false
     }

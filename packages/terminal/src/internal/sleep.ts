@@ -1,8 +1,10 @@
 /**
- * A quiet emulator's xterm, released: when the terminal's whole state is its screen, its modes and its
- * cursor — what xterm's serializer writes back exactly — the screen is kept as that text and the xterm
- * instance (its rows, and the hundreds of handlers and arrays every instance holds: ~250 KiB) is dropped.
- * The emulator wakes, writing the text into a new instance, on the next thing it is asked.
+ * A quiet emulator's xterm, released: when the terminal's whole state is its rows (the screen and xterm's own
+ * scrollback above it), its modes and its cursor — what xterm's serializer writes back exactly — the rows are
+ * kept as that text and the xterm instance (its rows, and the hundreds of handlers and arrays every instance
+ * holds: ~250 KiB) is dropped. The emulator wakes, writing the text into a new instance, on the next thing it
+ * is asked. The scrollback is kept with the screen because a snapshot (what a live viewer starts from)
+ * carries it: a viewer of a terminal that slept sees the rows one of a terminal that stayed awake sees.
  *
  * Anything the serializer would not carry keeps the instance awake: the alternate screen, a sequence half
  * parsed, a scroll region, moved tab stops, another character set, a saved cursor, colors or attributes left
@@ -112,20 +114,23 @@ export const setJoinState = (core: Core, state: number): void => {
   ;(core as unknown as Internals)._inputHandler._parser.precedingJoinState = state
 }
 
-/** The screen, its modes and the cursor as the text that restores them (xterm's serializer, no scrollback). */
-export const serializeScreen = (terminal: xterm.Terminal): string => {
+/**
+ * The normal buffer's rows (xterm's scrollback and the screen), its modes and the cursor as the text that
+ * restores them (xterm's serializer).
+ */
+export const serializeRows = (terminal: xterm.Terminal): string => {
   const serializer = new SerializeAddon()
   terminal.loadAddon(serializer)
-  const screen = serializer.serialize({ scrollback: 0, excludeAltBuffer: true })
+  const rows = serializer.serialize({ excludeAltBuffer: true })
   serializer.dispose()
-  return screen
+  return rows
 }
 
 const normalOf = (core: Core): SleepyBuffer => (core as unknown as Internals)._bufferService.buffers.normal
 
-const sameRow = (a: Row | undefined, b: Row | undefined): boolean => {
+const sameRow = (a: Row | undefined, b: Row | undefined, wrap: boolean): boolean => {
   if (a === undefined || b === undefined) return a === b
-  if (a.isWrapped !== b.isWrapped || a._data.length !== b._data.length) return false
+  if ((wrap && a.isWrapped !== b.isWrapped) || a._data.length !== b._data.length) return false
   for (let i = 0; i < a._data.length; i++) if (a._data[i] !== b._data[i]) return false
   const combined = Object.keys(a._combined)
   if (combined.length !== Object.keys(b._combined).length) return false
@@ -134,18 +139,23 @@ const sameRow = (a: Row | undefined, b: Row | undefined): boolean => {
 }
 
 /**
- * Whether `screen` written into a new terminal gives back exactly this one's screen: every cell (content,
- * width, colors, attributes), every row's wrap, the cursor and the modes. The serializer has quirks (a lone
- * combining mark at a row's start is dropped): a screen it cannot give back stays awake.
+ * Whether `text` written into a new terminal gives back exactly this one's rows: every cell (content, width,
+ * colors, attributes) of the scrollback and the screen, every row's wrap, the cursor and the modes. The
+ * serializer has quirks (a lone combining mark at a row's start is dropped): rows it cannot give back stay
+ * awake. The first row's own wrap is not compared: nothing shows it (the serializer, the harvest and the log
+ * read a row's wrap only to join it to the row above, and there is none above the first); it is set when
+ * xterm's scrollback dropped the start of its line.
  */
-export const restores = (terminal: xterm.Terminal, core: Core, screen: string): boolean => {
-  const copy = verifier(terminal.cols, terminal.rows)
-  const copyCore = coreOf(copy)
-  copyCore.writeSync(screen)
+export const restores = (terminal: xterm.Terminal, core: Core, text: string): boolean => {
   const a = normalOf(core)
+  const copy = verifier(terminal.cols, terminal.rows, terminal.options.scrollback ?? 0)
+  const copyCore = coreOf(copy)
+  copyCore.writeSync(text)
   const b = normalOf(copyCore)
-  if (a.x !== b.x || a.y !== b.y) return false
-  for (let y = 0; y < terminal.rows; y++) if (!sameRow(a.lines.get(a.ybase + y), b.lines.get(b.ybase + y))) return false
+  if (a.x !== b.x || a.y !== b.y || a.ybase !== b.ybase) return false
+  for (let y = 0; y < a.ybase + terminal.rows; y++) {
+    if (!sameRow(a.lines.get(y), b.lines.get(y), y > 0)) return false
+  }
   return JSON.stringify(terminal.modes) === JSON.stringify(copy.modes)
 }
 
@@ -155,13 +165,14 @@ export const restores = (terminal: xterm.Terminal, core: Core, screen: string): 
  */
 let shared: xterm.Terminal | undefined
 
-const verifier = (cols: number, rows: number): xterm.Terminal => {
+const verifier = (cols: number, rows: number, scrollback: number): xterm.Terminal => {
   if (shared === undefined) {
-    shared = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true, logLevel: "off" })
+    shared = new xterm.Terminal({ cols, rows, scrollback, allowProposedApi: true, logLevel: "off" })
     shared.loadAddon(new Unicode11Addon())
     shared.unicode.activeVersion = "11"
   }
   coreOf(shared).writeSync("\x1bc")
+  if (shared.options.scrollback !== scrollback) shared.options.scrollback = scrollback
   if (shared.cols !== cols || shared.rows !== rows) shared.resize(cols, rows)
   return shared
 }
