@@ -1,6 +1,8 @@
 import { Instructions } from "@agent-terminal/tools"
 import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
 import { bodyOf, connectStdio, structured, textOf } from "../support/mcp.js"
+import { alive } from "../support/terminal.js"
 
 type Client = Awaited<ReturnType<typeof connectStdio>>["client"]
 
@@ -25,6 +27,57 @@ describe("the agent's side over a real MCP client (stdio)", () => {
       }
       expect(stderr.join("")).toContain("host check (agent-terminal doctor)")
       expect(stderr.join("")).toContain("ok      pty:")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("the host check runs as a child `agent-terminal doctor`; the server ending while it runs leaves none of its processes", async () => {
+    const { client, serverPid } = await connectStdio()
+    const parentOf = (pid: number) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      } catch {
+        return -1
+      }
+    }
+    const pids = () => fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number)
+    const descendants = (root: number): Array<number> => {
+      const all = pids()
+      const found: Array<number> = []
+      for (let frontier = [root]; frontier.length > 0;) {
+        frontier = all.filter((pid) => frontier.includes(parentOf(pid)))
+        found.push(...frontier)
+      }
+      return found
+    }
+    const commandLine = (pid: number) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      } catch {
+        return []
+      }
+    }
+    try {
+      let doctor: number | undefined
+      let tree: Array<number> = []
+      for (const deadline = Date.now() + 20_000; doctor === undefined && Date.now() < deadline;) {
+        doctor = pids().find((pid) => parentOf(pid) === serverPid! && commandLine(pid).includes("doctor"))
+        if (doctor === undefined) await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(doctor).toBeDefined()
+      // the checks' own processes (its shell on a pty, sandboxes) as they start
+      for (const deadline = Date.now() + 5_000; tree.length < 2 && Date.now() < deadline;) {
+        tree = descendants(doctor!)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      await client.close()
+      const left = () => [doctor!, ...tree].filter(alive)
+      for (const deadline = Date.now() + 10_000; left().length > 0 && Date.now() < deadline;) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(left()).toEqual([])
     } finally {
       await client.close()
     }

@@ -22,12 +22,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type { ClientOptions } from "./DaemonOptions.js"
+import * as HostCheck from "./HostCheck.js"
 import type { HttpOptions } from "./HttpOptions.js"
 import type * as HttpTransportModule from "./HttpTransport.js"
 import type { McpOptions } from "./McpOptions.js"
 import { serverInfo } from "./McpOptions.js"
 import * as NatsOptions from "./NatsOptions.js"
-import { daemonRefused, host, refuse, stderrLogger, terminalLayer, withSandbox, withSettings } from "./Settings.js"
+import { daemonRefused, refuse, stderrLogger, terminalLayer, withSandbox, withSettings } from "./Settings.js"
 import * as Switches from "./Switches.js"
 
 export {
@@ -48,9 +49,6 @@ const httpTransport = Effect.promise(() => import("./HttpTransport.js"))
 
 /** How long after the start the host check runs. */
 const HOST_CHECK_DELAY = "2 seconds"
-
-/** The host check, logged once at start (`agent-terminal doctor`'s findings). */
-const hostCheck = Effect.promise(() => import("./Doctor.js"))
 
 const stdioOwner = Ids.OwnerId.make("mcp-stdio")
 
@@ -187,26 +185,17 @@ export const run = (options: McpOptions & ClientOptions & Partial<NatsOptions.Co
           `sessions run in the ${sandbox.mode} sandbox, workspace ${sandbox.workspace}, network ` +
             SandboxPolicy.networkOf(sandbox.network)
         )
-      // what this host gives, checked as `agent-terminal doctor` does, logged once the checks are done (stderr);
-      // started a moment after the server, out of the way of the client's first requests (it opens a shell and
-      // starts sandboxes of its own)
+      // what this host gives, checked by `agent-terminal doctor` in a child process (HostCheck), logged once
+      // the checks are done (stderr); started a moment after the server, out of the way of the client's first
+      // requests (it opens a shell and starts sandboxes of its own)
       const summary = Effect.fork(
-        Effect.zip(hostCheck, host).pipe(
-          Effect.delay(HOST_CHECK_DELAY),
-          Effect.flatMap(([Doctor, { NodeDoctor }]) =>
-            Doctor.findings({
-              sandbox: sandbox === undefined ? Option.none() : Option.some(sandbox.mode),
-              network: sandbox === undefined ? Option.none() : Option.some(SandboxPolicy.networkOf(sandbox.network)),
-              networkTool: Option.fromNullable(sandbox?.networkTool),
-              http: Option.isSome(options.http),
-              tokenFile: options.tokenFile
-            }).pipe(Effect.flatMap((checks) => {
-              const missing = NodeDoctor.missing(checks)
-              const text = `host check (agent-terminal doctor):\n${NodeDoctor.render(checks)}`
-              return missing.length === 0 ? Effect.logInfo(text) : Effect.logWarning(text)
-            }))
-          )
-        )
+        HostCheck.log({
+          sandbox: sandbox?.mode,
+          network: sandbox === undefined ? undefined : SandboxPolicy.networkOf(sandbox.network),
+          networkTool: sandbox?.networkTool,
+          http: Option.isSome(options.http),
+          tokenFile: Option.getOrUndefined(options.tokenFile)
+        }).pipe(Effect.delay(HOST_CHECK_DELAY))
       )
       const port = Option.getOrUndefined(options.http)
       if (port === undefined) {
