@@ -6,8 +6,10 @@
 // for an ES module, hence CommonJS chunks. The cache lives under the temporary directory, one directory per user,
 // node version and build, one file per command and chunk; a cache missing, unreadable or rejected by V8 (another
 // V8, other flags) is compiled as usual and written once the start is over (2 s after it; a chunk first loaded
-// later, at exit). At the same moment the caches of other builds and node versions that no start has used for a
-// week are removed.
+// later, at exit). A start that ends sooner (a client that only listed the tools) writes at its exit what its short
+// life compiled, and marks the caches `early`: the next start that runs 2 s writes them again, with what it
+// compiled (V8 keeps no cache up to date by itself, and a valid cache is otherwise never written again). At the
+// same moment the caches of other builds and node versions that no start has used for a week are removed.
 // Nothing here may fail the start: any error of the cache is a start without it.
 // With source maps on (`--enable-source-maps`) or AGENT_TERMINAL_COMPILE_CACHE=off, Node's own `require` loads
 // the chunks (Node maps its own modules' stack traces; not a `vm.Script`'s).
@@ -76,15 +78,21 @@ const commandOf = (argv) => {
   return first !== undefined && /^-{0,2}[a-z][a-z-]{0,23}$/.test(first) ? first.replace(/^-+/, "_") : "_"
 }
 
+/** The mark of a command's caches written by a start that ended before its start was over (see the top). */
+const EARLY = "early"
+
 /**
  * Run `entry` (a chunk file in `dist`) with the code cache in `cacheDir` (undefined: none). Returns what happened
- * to each chunk's cache (`accepted`, `rejected`, `missing`, `unreadable`) and `write()`, which writes the caches
- * of the chunks that had none (and returns their names); both for the tests.
+ * to each chunk's cache (`accepted`, `rejected`, `missing`, `unreadable`) and `write(over = true)`, which writes
+ * the caches of the chunks that had none (and returns their names); both for the tests. `over`: the start ran its
+ * 2 s, and then caches marked `early` are all written again; a write before (`false`, at an early exit) marks what
+ * it wrote `early`.
  */
 const run = (dist, entry, cacheDir) => {
   const native = Module.createRequire(path.join(dist, "bin.js"))
   const loaded = new Map()
   const scripts = new Map()
+  const every = new Map()
   const status = {}
   const cacheFile = (name) => path.join(cacheDir, `${name}.cache`)
   const readCache = (name) => {
@@ -111,6 +119,7 @@ const run = (dist, entry, cacheDir) => {
     }
     status[name] = read === "read" ? (script.cachedDataRejected ? "rejected" : "accepted") : read
     if (status[name] !== "accepted") scripts.set(name, script)
+    every.set(name, script)
     const module = { exports: {}, filename: file, id: file, loaded: false }
     loaded.set(file, module)
     const require = (id) => id.startsWith("./") ? load(path.join(dist, id)) : native(id)
@@ -120,10 +129,12 @@ const run = (dist, entry, cacheDir) => {
     module.loaded = true
     return module.exports
   }
-  const write = () => {
+  const write = (over = true) => {
     const written = []
     if (cacheDir === undefined) return written
-    for (const [name, script] of scripts) {
+    const early = path.join(cacheDir, EARLY)
+    const again = over && fs.existsSync(early)
+    for (const [name, script] of again ? every : scripts) {
       try {
         const temporary = `${cacheFile(name)}.${process.pid}`
         fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
@@ -132,6 +143,10 @@ const run = (dist, entry, cacheDir) => {
       } catch {}
     }
     scripts.clear()
+    try {
+      if (again) fs.rmSync(early, { force: true })
+      else if (!over && written.length > 0) fs.writeFileSync(early, "", { mode: 0o600 })
+    } catch {}
     return written
   }
   load(path.join(dist, entry))
@@ -178,14 +193,19 @@ const start = () => {
   }
   const { write } = run(__dirname, "main.js", cacheDir)
   if (cacheDir === undefined) return
+  // the start is over 2 s after it began; an exit sooner writes what it compiled so far, marked early
+  let over = false
   let pruned = false
   const settle = () => {
-    write()
+    write(over)
     if (pruned) return
     pruned = true
     prune(buildDir)
   }
-  setTimeout(settle, 2000).unref()
+  setTimeout(() => {
+    over = true
+    settle()
+  }, 2000).unref()
   process.once("exit", settle)
 }
 

@@ -52,13 +52,16 @@ interface Start {
   readonly written: ReadonlyArray<string>
 }
 
-/** One start in a fresh node: what ran, each chunk's cache, which caches it wrote. */
-const start = (dist: string, cacheDir: string | undefined): Start => {
+/**
+ * One start in a fresh node: what ran, each chunk's cache, which caches it wrote. `over`: the caches are written as
+ * by a start that ran its 2 s (else as by one that exited sooner).
+ */
+const start = (dist: string, cacheDir: string | undefined, over = true): Start => {
   const program = [
     `globalThis.ran = []`,
     `const { run } = require(${JSON.stringify(launcher)})`,
     `const { status, write } = run(${JSON.stringify(dist)}, "main.js", ${JSON.stringify(cacheDir)})`,
-    `globalThis.later.then((later) => process.stdout.write(JSON.stringify({ ran, later, status, written: write() })))`
+    `globalThis.later.then((later) => process.stdout.write(JSON.stringify({ ran, later, status, written: write(${over}) })))`
   ].join("\n")
   const result = spawnSync(process.execPath, ["-e", program], { encoding: "utf8" })
   expect(result.stderr).toBe("")
@@ -80,6 +83,31 @@ describe("the launcher's code cache", () => {
     expect(second).toMatchObject(ranAll)
     expect(second.status).toEqual({ "main.js": "accepted", "chunk-shared.js": "accepted", "chunk-lazy.js": "accepted" })
     expect(second.written).toEqual([])
+  })
+
+  it("caches written by a start that ended before its 2 s are marked early, and written again by the next start that runs them", () => {
+    // a client that only lists the tools ends the server at once: its caches hold what that compiled, and a valid
+    // cache is otherwise never written again
+    const dist = makeDist()
+    const cache = tempDir()
+    const mark = path.join(cache, "early")
+    const all = ["chunk-lazy.js", "chunk-shared.js", "main.js"]
+    const accepted = { "main.js": "accepted", "chunk-shared.js": "accepted", "chunk-lazy.js": "accepted" }
+    const first = start(dist, cache, false)
+    expect(first).toMatchObject(ranAll)
+    expect([...first.written].sort()).toEqual(all)
+    expect(fs.existsSync(mark)).toBe(true)
+    const short = start(dist, cache, false)
+    expect(short.status).toEqual(accepted)
+    expect(short.written).toEqual([])
+    expect(fs.existsSync(mark)).toBe(true)
+    const full = start(dist, cache)
+    expect(full.status).toEqual(accepted)
+    expect([...full.written].sort()).toEqual(all)
+    expect(fs.existsSync(mark)).toBe(false)
+    expect(start(dist, cache).written).toEqual([])
+    expect(start(dist, cache, false).written).toEqual([])
+    expect(fs.existsSync(mark)).toBe(false)
   })
 
   it("a truncated cache, or one of another source, is rejected: the chunk compiles as usual and its cache is rewritten", () => {
