@@ -47,7 +47,9 @@ const prompt = (nonce: string, status: number) =>
 /**
  * One scripted shell process. Each line it receives (ended by CR) is echoed and "run": an exit status of
  * 0, or the number after `exit-status ` (`exit-status 3`); `burst N P` prints the lines `1` to `N`,
- * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `block` (and `block # a comment`) runs
+ * delivered one piece per turn of the event loop, pieces of `P` bytes and of 100 bytes alternately; `redrawn`
+ * first draws its prompt again where it was (as readline does at a resize), in a piece of its own, then prints
+ * `redrawn`; `block` (and `block # a comment`) runs
  * until a SIGINT to the shell's group (then status 130, as bash reports it); `repl` starts a REPL that
  * answers every line with its echo and `>>> ` (and a SIGINT with `KeyboardInterrupt`) until `exit()`;
  * `bracketed-paste` turns bracketed paste on (as bash 5.2's readline does at its prompt); `unfinished N` leaves
@@ -107,6 +109,11 @@ export const spawn = (request: SpawnRequest): Effect.Effect<PtyProcess> =>
         return { text: `${line}\r\n${ShellMarkers.encode("P", nonce)}> ` }
       }
       const started = `${line}\r\n${ShellMarkers.encode("C", nonce)}`
+      if (line.trim() === "redrawn") {
+        // the prompt drawn again where it was (readline at a resize) before the line's echo, in its own piece
+        const redraw = `\r\x1b[K${prompt(nonce, 0)}`
+        return { text: `${redraw}${started}redrawn\r\n${prompt(nonce, 0)}`, pieceBytes: redraw.length }
+      }
       if (line.trim() === "bracketed-paste") return { text: `${started}\x1b[?2004h${prompt(nonce, 0)}` }
       if (line.trim() === "repl") {
         repl = true

@@ -32,6 +32,13 @@ describe("the service over scripted shells (no kernel, no shell)", () => {
       expect(yield* send("exit-status 3")).toMatchObject({ waitReason: "prompt", exitCode: 3, output: "" })
     }).pipe(Effect.provide(ScriptedShell.layerService())))
 
+  it.scopedLive("the prompt drawn again where it was (a resize) before the line's echo is not the line's prompt", () =>
+    Effect.gen(function*() {
+      const { send } = yield* openShell
+      yield* send("true")
+      expect(yield* send("redrawn")).toMatchObject({ waitReason: "prompt", exitCode: 0, output: "redrawn" })
+    }).pipe(Effect.provide(ScriptedShell.layerService())))
+
   it.scopedLive("one send at a time: a second send while one is in flight fails with SendActive", () =>
     Effect.gen(function*() {
       const { send } = yield* openShell

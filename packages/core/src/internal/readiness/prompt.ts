@@ -48,10 +48,16 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
     prompt !== undefined && samePosition(session.emulator.cursor(), prompt.end.at) &&
     session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
   ) {
-    return {
-      _tag: "prompt",
-      settled: { _tag: "Prompt", end: prompt.start.at, exitCode: prompt.exitCode },
-      commandStarted: markers.some((marker) => marker.kind === "C")
+    const commandStarted = markers.some((marker) => marker.kind === "C")
+    // With no command started, a prompt that begins before where the cursor was at the write is the prompt the
+    // shell was at, drawn again (readline redraws its line at a resize): not the one after this input, which
+    // comes below the input's echo (an empty line, ^C and C-l each end on a later row).
+    if (commandStarted || !before(prompt.start.at, watch.from)) {
+      return {
+        _tag: "prompt",
+        settled: { _tag: "Prompt", end: prompt.start.at, exitCode: prompt.exitCode },
+        commandStarted
+      }
     }
   }
   const continuation = continuationAfter(markers)
@@ -212,3 +218,5 @@ export const promptFirst = (watch: Watch, progress: PromptProgress): Effect.Effe
   )
 
 const after = (a: Emulator.Position, b: Emulator.Position) => a.row > b.row || (a.row === b.row && a.col > b.col)
+
+const before = (a: Emulator.Position, b: Emulator.Position) => a.row < b.row || (a.row === b.row && a.col < b.col)

@@ -71,6 +71,11 @@ export interface Watch {
   /** The session's output byte count at the write. */
   readonly bytesAtWrite: number
   readonly capture: Emulator.Capture
+  /**
+   * Where the cursor was at the write. A prompt drawn again where the shell already was (readline redraws its
+   * line at a resize) is not the prompt after this input (see the `prompt` tier).
+   */
+  readonly from: Emulator.Position
   /** What the send waits for besides readiness (`matched`). */
   readonly waitFor?: WaitFor | undefined
   /** The watch of the output for a `text` or `regex` wait, from the capture's start. */

@@ -109,6 +109,7 @@ const write = (
         written: delivery === undefined ? Utf8.byteLength(input) : 0,
         bytesAtWrite,
         capture,
+        from: start,
         waitFor: request.waitFor,
         output,
         cancel,

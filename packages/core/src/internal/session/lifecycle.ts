@@ -140,7 +140,8 @@ const start = (
     const baseline = launch.startupInput === undefined
       ? 0
       : yield* typeStartupInput(runtime, inspector, config, launch.startupInput)
-    const capture = emulator.capture({ row: 0, col: 0 }, config.maxResultBytes)
+    const from = { row: 0, col: 0 }
+    const capture = emulator.capture(from, config.maxResultBytes)
     const settled = yield* settle({
       session: runtime,
       inspector,
@@ -155,7 +156,8 @@ const start = (
       before: undefined,
       written: 0,
       bytesAtWrite: 0,
-      capture
+      capture,
+      from
     })
     const motd = emulator.finish(capture, emulator.cursor())
     if (type === "shell" && settled._tag !== "Prompt") {
