@@ -49,10 +49,11 @@ const lookForPrompt = (watch: Watch, progress: PromptProgress): PromptLook => {
     session.emulator.textBetween(prompt.start.at, prompt.end.at) === watch.promptText
   ) {
     const commandStarted = markers.some((marker) => marker.kind === "C")
-    // With no command started, a prompt that begins before where the cursor was at the write is the prompt the
-    // shell was at, drawn again (readline redraws its line at a resize): not the one after this input, which
-    // comes below the input's echo (an empty line, ^C and C-l each end on a later row).
-    if (commandStarted || !before(prompt.start.at, watch.from)) {
+    // Input to a shell at its prompt that started no command: a prompt that begins before where the cursor was
+    // at the write is the prompt the shell was at, drawn again (readline redraws its line at a resize), not the
+    // one after this input, which comes below the input's echo (an empty line, ^C and C-l each end on a later
+    // row). A program running at the write (a pager's `q`) may end with the prompt anywhere: not looked at.
+    if (commandStarted || runningAtStart(watch.kind) || !before(prompt.start.at, watch.from)) {
       return {
         _tag: "prompt",
         settled: { _tag: "Prompt", end: prompt.start.at, exitCode: prompt.exitCode },
