@@ -2,7 +2,7 @@ import { Instructions } from "@agent-terminal/tools"
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import { bodyOf, connectStdio, structured, textOf } from "../support/mcp.js"
-import { alive } from "../support/terminal.js"
+import { alive, parentOf } from "../support/terminal.js"
 
 type Client = Awaited<ReturnType<typeof connectStdio>>["client"]
 
@@ -34,14 +34,6 @@ describe("the agent's side over a real MCP client (stdio)", () => {
 
   it("the host check runs as a child `agent-terminal doctor`; the server ending while it runs leaves none of its processes", async () => {
     const { client, serverPid } = await connectStdio()
-    const parentOf = (pid: number) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      } catch {
-        return -1
-      }
-    }
     const pids = () => fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number)
     const descendants = (root: number): Array<number> => {
       const all = pids()

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { run, script } from "../exec/support.js"
-import { alive } from "../support/terminal.js"
+import { alive, parentOf } from "../support/terminal.js"
 import { failureOf, loopbackServer, makeWorkspace, openAs, SandboxedTerminal } from "./support.js"
 import { abstractServer, canMakeTestHost, networkToolPids, testHost, unixServer } from "./testHost.js"
 
@@ -20,15 +20,6 @@ const workspace = makeWorkspace("net")
 const hasTool = (name: string) =>
   (process.env.PATH ?? "").split(":").some((dir) => dir !== "" && fs.existsSync(`${dir}/${name}`))
 const testHostReason = canMakeTestHost() ? "" : " (skipped: needs root and iproute2 to make a test host)"
-
-const parentOf = (pid: number): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-  } catch {
-    return 0
-  }
-}
 
 const connect = (address: string, port: number) =>
   `(exec 3<>/dev/tcp/${address}/${port} && head -1 <&3) 2>&1 || echo REFUSED`

@@ -57,13 +57,18 @@ export const tempDir = (prefix = "agent-terminal-") =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
+/** The parent of a process (0 once it is gone). */
+export const parentOf = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return 0
+  }
+}
+
 /** This process's live children (the shells it spawned on ptys, and their cgroup-joining `sh`). */
 export const children = (): Array<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && alive(pid)
-    } catch {
-      return false
-    }
-  })
+  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) =>
+    parentOf(pid) === process.pid && alive(pid)
+  )
