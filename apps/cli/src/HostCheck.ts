@@ -66,6 +66,8 @@ const runChild = (args: ReadonlyArray<string>) =>
       resume(Effect.succeed({ code: null, signal: null, ...kept, error: error.message }))
     })
     child.once("close", (code, signal) => {
+      // a child that could not start emits `error` and may still emit `close`: the first says what happened
+      if (closed) return
       closed = true
       resume(Effect.succeed({ code, signal, ...kept }))
     })
